@@ -1,0 +1,49 @@
+# Helpers that give every rstorm target the same warnings and naming.
+
+set(RSTORM_WARNINGS -Wall -Wextra -Wno-unused-parameter)
+if(RSTORM_WERROR)
+  list(APPEND RSTORM_WARNINGS -Werror)
+endif()
+if(RSTORM_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# rstorm_library(<piece> [STATIC|SHARED] SOURCES ... DEPS ...)
+# Defines target rstorm_<piece> with alias rstorm::<piece>.
+function(rstorm_library piece)
+  cmake_parse_arguments(ARG "SHARED" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  set(kind STATIC)
+  if(ARG_SHARED)
+    set(kind SHARED)
+  endif()
+  string(REPLACE "-" "_" target "rstorm_${piece}")
+  add_library(${target} ${kind} ${ARG_SOURCES})
+  add_library(rstorm::${piece} ALIAS ${target})
+  target_compile_options(${target} PRIVATE ${RSTORM_WARNINGS})
+  target_link_libraries(${target} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+endfunction()
+
+# rstorm_executable(<name> SOURCES ... DEPS ...)
+function(rstorm_executable name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE ${RSTORM_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+endfunction()
+
+# rstorm_test(<name> SOURCES ... DEPS ... [LABELS ...])
+# A GoogleTest binary, each test registered with ctest.
+function(rstorm_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE ${RSTORM_WARNINGS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  gtest_discover_tests(${name}
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+endfunction()
+include(GoogleTest)
