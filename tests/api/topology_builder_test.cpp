@@ -1,0 +1,250 @@
+#include <gtest/gtest.h>
+
+#include <rstorm/topology_builder.hpp>
+
+namespace rstorm {
+namespace {
+
+class WordSpout : public Spout {
+ public:
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector&) override {}
+  void next_tuple() override {}
+  void declare_output_fields(OutputFieldsDeclarer& d) override {
+    d.declare(Fields{"word"});
+    d.declare_stream("control", Fields{"command", "arg"});
+    d.declare_stream("pick", Fields{"word"}, /*direct=*/true);
+  }
+};
+
+class Counter : public BasicBolt {
+ public:
+  void execute(const Tuple&, BasicOutputCollector&) override {}
+  void declare_output_fields(OutputFieldsDeclarer& d) override {
+    d.declare(Fields{"word", "count"});
+  }
+};
+
+class Sink : public Bolt {
+ public:
+  void prepare(const Config&, const TopologyContext&, OutputCollector&) override {}
+  void execute(const Tuple&) override {}
+  void declare_output_fields(OutputFieldsDeclarer&) override {}
+};
+
+SpoutFactory words() {
+  return [] { return std::make_unique<WordSpout>(); };
+}
+BasicBoltFactory counter() {
+  return [] { return std::make_unique<Counter>(); };
+}
+BoltFactory sink() {
+  return [] { return std::make_unique<Sink>(); };
+}
+
+std::vector<std::string> problems_of(const TopologyBuilder& b) {
+  auto t = b.build();
+  EXPECT_FALSE(t.ok());
+  return t.ok() ? std::vector<std::string>{} : t.status().messages();
+}
+
+TEST(TopologyBuilder, BuildsStructureReadableThroughAccessors) {
+  TopologyBuilder b;
+  b.set_spout("words", words(), 2).set_cpu_load(50);
+  b.set_bolt("count", counter(), 3)
+      .set_num_tasks(6)
+      .set_memory_load(256, 64)
+      .add_resource("gpu.count", 1)
+      .add_configuration("topology.tick.tuple.freq.secs", 5)
+      .fields_grouping("words", Fields{"word"})
+      .all_grouping("words", "control");
+  b.set_bolt("sink", sink()).global_grouping("count").direct_grouping("words", "pick");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok()) << t.status().message();
+
+  ASSERT_EQ(t->components().size(), 3u);
+  EXPECT_EQ(t->components()[0].id, "count");  // sorted by id
+  const ComponentSpec* spout = t->component("words");
+  ASSERT_NE(spout, nullptr);
+  EXPECT_EQ(spout->kind, ComponentKind::kSpout);
+  EXPECT_EQ(spout->parallelism, 2);
+  EXPECT_EQ(spout->num_tasks, 2);
+  EXPECT_EQ(spout->resources.cpu_points, 50);
+  EXPECT_EQ(spout->resources.onheap_mb, 128);
+  ASSERT_EQ(spout->streams.size(), 3u);
+  EXPECT_EQ(spout->streams[1], (StreamSpec{"control", Fields{"command", "arg"}, false}));
+  EXPECT_TRUE(spout->streams[2].direct);
+
+  const ComponentSpec* count = t->component("count");
+  ASSERT_NE(count, nullptr);
+  EXPECT_EQ(count->kind, ComponentKind::kBolt);
+  EXPECT_EQ(count->parallelism, 3);
+  EXPECT_EQ(count->num_tasks, 6);
+  EXPECT_EQ(count->resources,
+            (ResourceRequest{256, 64, 10, std::map<std::string, double>{{"gpu.count", 1}}}));
+  EXPECT_EQ(count->config.get_int("topology.tick.tuple.freq.secs"), 5);
+  ASSERT_EQ(count->inputs.size(), 2u);
+  EXPECT_EQ(count->inputs[0],
+            (InputSpec{"words", "default", Grouping{GroupingType::kFields, Fields{"word"}}}));
+  EXPECT_EQ(count->inputs[1], (InputSpec{"words", "control", Grouping{GroupingType::kAll, {}}}));
+  EXPECT_EQ(t->component("sink")->inputs[1].grouping.type, GroupingType::kDirect);
+  EXPECT_EQ(t->component("nope"), nullptr);
+}
+
+TEST(TopologyBuilder, DefaultResourcesAreStorms) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  const auto& r = t->component("words")->resources;
+  EXPECT_EQ(r.onheap_mb, 128);
+  EXPECT_EQ(r.offheap_mb, 0);
+  EXPECT_EQ(r.cpu_points, 10);
+  EXPECT_TRUE(r.generic.empty());
+}
+
+TEST(TopologyBuilder, FactoriesMakeFreshInstancesOfTheirKind) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("count", counter()).shuffle_grouping("words");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  EXPECT_NE(t->create_spout("words"), nullptr);
+  EXPECT_NE(t->create_bolt("count"), nullptr);
+  EXPECT_EQ(t->create_bolt("words"), nullptr);
+  EXPECT_EQ(t->create_spout("missing"), nullptr);
+}
+
+TEST(TopologyBuilder, UnknownComponentIsNamed) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("count", counter()).shuffle_grouping("wrods");
+  EXPECT_EQ(problems_of(b), std::vector<std::string>{
+                                "component 'count' subscribes to unknown component 'wrods'"});
+}
+
+TEST(TopologyBuilder, UndeclaredStreamIsNamedWithDeclaredOnes) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("count", counter()).shuffle_grouping("words", "sentences");
+  EXPECT_EQ(problems_of(b),
+            std::vector<std::string>{
+                "component 'count' subscribes to stream 'sentences' of component 'words', "
+                "which declares no such stream (streams: default, control, pick)"});
+}
+
+TEST(TopologyBuilder, GroupingOnUndeclaredFieldIsNamed) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("count", counter()).fields_grouping("words", Fields{"wrd"});
+  EXPECT_EQ(problems_of(b), std::vector<std::string>{
+                                "component 'count' groups stream 'default' of component 'words' "
+                                "by field 'wrd', which the stream does not declare (fields: "
+                                "word)"});
+}
+
+TEST(TopologyBuilder, FieldsGroupingWithoutFieldsIsRefused) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("count", counter()).fields_grouping("words", Fields{});
+  EXPECT_EQ(problems_of(b), std::vector<std::string>{
+                                "component 'count' groups stream 'default' of component 'words' "
+                                "by an empty field list"});
+}
+
+TEST(TopologyBuilder, DuplicateIdIsNamed) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("words", counter());
+  EXPECT_EQ(problems_of(b), std::vector<std::string>{"component 'words' is declared twice"});
+}
+
+TEST(TopologyBuilder, ParallelismBelowOneIsNamed) {
+  TopologyBuilder b;
+  b.set_spout("words", words(), 0);
+  EXPECT_EQ(problems_of(b),
+            (std::vector<std::string>{"component 'words' has parallelism 0; it must be at least 1",
+                                      "component 'words' has 0 tasks; it must have at least 1"}));
+}
+
+TEST(TopologyBuilder, TasksBelowOneAreNamed) {
+  TopologyBuilder b;
+  b.set_spout("words", words(), 2).set_num_tasks(-1);
+  EXPECT_EQ(problems_of(b),
+            std::vector<std::string>{"component 'words' has -1 tasks; it must have at least 1"});
+}
+
+TEST(TopologyBuilder, NegativeResourcesAreNamed) {
+  TopologyBuilder b;
+  b.set_spout("words", words()).set_memory_load(-5, -1).set_cpu_load(-10).add_resource(
+      "gpu.count", -2);
+  EXPECT_EQ(problems_of(b),
+            (std::vector<std::string>{
+                "component 'words' asks -5 MB of on-heap memory; resources cannot be negative",
+                "component 'words' asks -1 MB of off-heap memory; resources cannot be negative",
+                "component 'words' asks -10 CPU points; resources cannot be negative",
+                "component 'words' asks -2 of resource 'gpu.count'; resources cannot be "
+                "negative"}));
+}
+
+TEST(TopologyBuilder, TopologyWithoutSpoutIsRefused) {
+  TopologyBuilder b;
+  b.set_bolt("sink", sink());
+  EXPECT_EQ(problems_of(b), std::vector<std::string>{"the topology has no spout"});
+}
+
+TEST(TopologyBuilder, ReservedAndEmptyIdsAreRefused) {
+  TopologyBuilder b;
+  b.set_spout("__acker", words());
+  b.set_bolt("", sink());
+  EXPECT_EQ(problems_of(b),
+            (std::vector<std::string>{"a component has an empty id",
+                                      "component id '__acker' is reserved: ids starting with "
+                                      "'__' belong to the system"}));
+}
+
+TEST(TopologyBuilder, DirectGroupingNeedsDirectStreamAndViceVersa) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("a", sink()).direct_grouping("words");
+  b.set_bolt("b", sink()).shuffle_grouping("words", "pick");
+  EXPECT_EQ(problems_of(b),
+            (std::vector<std::string>{
+                "component 'a' uses direct grouping on stream 'default' of component 'words', "
+                "which is not declared direct",
+                "component 'b' uses shuffle grouping on stream 'pick' of component 'words', "
+                "which is declared direct and takes only direct grouping"}));
+}
+
+TEST(TopologyBuilder, FactoryReturningNothingIsNamed) {
+  TopologyBuilder b;
+  b.set_spout("words", [] { return std::unique_ptr<Spout>(); });
+  EXPECT_EQ(problems_of(b),
+            std::vector<std::string>{"component 'words': its factory returned no instance"});
+}
+
+TEST(TopologyBuilder, StreamDeclaredTwiceIsNamed) {
+  class Twice : public BasicBolt {
+    void execute(const Tuple&, BasicOutputCollector&) override {}
+    void declare_output_fields(OutputFieldsDeclarer& d) override {
+      d.declare(Fields{"a"});
+      d.declare(Fields{"b"});
+    }
+  };
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("twice", [] { return std::make_unique<Twice>(); }).shuffle_grouping("words");
+  EXPECT_EQ(problems_of(b),
+            std::vector<std::string>{"component 'twice' declares stream 'default' twice"});
+}
+
+TEST(TopologyBuilder, EveryProblemIsReportedAtOnce) {
+  TopologyBuilder b;
+  b.set_bolt("count", counter(), 0).shuffle_grouping("ghost");
+  b.set_bolt("sink", sink()).fields_grouping("count", Fields{"nope"});
+  auto problems = problems_of(b);
+  EXPECT_EQ(problems.size(), 5u);
+  EXPECT_EQ(problems.back(), "the topology has no spout");
+}
+
+}  // namespace
+}  // namespace rstorm

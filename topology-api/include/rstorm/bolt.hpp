@@ -1,0 +1,47 @@
+// Bolt and BasicBolt: processing steps.
+//
+// Thread contract (as in Storm): every method of one bolt instance is called on
+// one executor thread, never concurrently: prepare, execute for each input,
+// cleanup. execute should not block for long: the executor's other tasks wait.
+// Each input must be acked or failed exactly once (a BasicBolt does it for
+// you). An exception escaping execute fails the input, is counted as an error
+// of the component and logged; the bolt keeps running.
+#pragma once
+
+#include "rstorm/collectors.hpp"
+#include "rstorm/config.hpp"
+#include "rstorm/output_fields_declarer.hpp"
+#include "rstorm/topology_context.hpp"
+#include "rstorm/tuple.hpp"
+
+namespace rstorm {
+
+class Bolt {
+ public:
+  virtual ~Bolt();
+
+  // `collector` stays valid until cleanup() returns.
+  virtual void prepare(const Config& conf, const TopologyContext& context,
+                       OutputCollector& collector) = 0;
+  virtual void execute(const Tuple& input) = 0;
+  virtual void cleanup() {}
+  // Called once on a separate instance when the topology is built.
+  virtual void declare_output_fields(OutputFieldsDeclarer& declarer) = 0;
+};
+
+// A bolt whose emits are anchored to the input and whose input is acked after
+// execute returns: the usual filter/function shape.
+class BasicBolt {
+ public:
+  virtual ~BasicBolt();
+
+  virtual void prepare(const Config& conf, const TopologyContext& context) {}
+  virtual void execute(const Tuple& input, BasicOutputCollector& collector) = 0;
+  virtual void cleanup() {}
+  virtual void declare_output_fields(OutputFieldsDeclarer& declarer) = 0;
+};
+
+// Runs a BasicBolt as a Bolt (what TopologyBuilder does with one).
+std::unique_ptr<Bolt> adapt_basic_bolt(std::unique_ptr<BasicBolt> basic);
+
+}  // namespace rstorm

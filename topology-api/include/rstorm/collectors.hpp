@@ -1,0 +1,128 @@
+// Output collectors: how spouts and bolts emit tuples, ack and fail them, and
+// report errors. The runtime implements the abstract core of each; the overloads
+// are conveniences over it.
+//
+// Thread contract: a collector belongs to one task and may be used only on that
+// task's executor thread (from open/prepare, next_tuple, execute, ack, fail),
+// never from a thread of the user's own. Calls may block while a downstream
+// queue is full (backpressure); a spout's emits never block, the spout is
+// instead not asked for more tuples until the queues drain.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "rstorm/ids.hpp"
+#include "rstorm/tuple.hpp"
+#include "rstorm/value.hpp"
+
+namespace rstorm {
+
+class SpoutOutputCollector {
+ public:
+  virtual ~SpoutOutputCollector();
+
+  // Emits `values` on `stream`. A non-null `msg_id` makes the tuple reliable:
+  // the spout's ack(msg_id) or fail(msg_id) is called once its tree completes,
+  // fails or times out. A valid `direct_task` sends to that task only (the
+  // stream must be declared direct).
+  virtual void emit_to(std::string_view stream, Values values, Value msg_id,
+                       TaskId direct_task) = 0;
+  // Counted in the component's error count and logged with its context.
+  virtual void report_error(std::string_view message) = 0;
+
+  void emit(Values values) { emit_to(kDefaultStream, std::move(values), Value(), TaskId()); }
+  void emit(Values values, Value msg_id) {
+    emit_to(kDefaultStream, std::move(values), std::move(msg_id), TaskId());
+  }
+  void emit(std::string_view stream, Values values) {
+    emit_to(stream, std::move(values), Value(), TaskId());
+  }
+  void emit(std::string_view stream, Values values, Value msg_id) {
+    emit_to(stream, std::move(values), std::move(msg_id), TaskId());
+  }
+  void emit_direct(TaskId task, Values values) {
+    emit_to(kDefaultStream, std::move(values), Value(), task);
+  }
+  void emit_direct(TaskId task, Values values, Value msg_id) {
+    emit_to(kDefaultStream, std::move(values), std::move(msg_id), task);
+  }
+  void emit_direct(TaskId task, std::string_view stream, Values values, Value msg_id = Value()) {
+    emit_to(stream, std::move(values), std::move(msg_id), task);
+  }
+};
+
+class OutputCollector {
+ public:
+  virtual ~OutputCollector();
+
+  // Emits `values` on `stream`, anchored to each of `anchors` (none: the tuple
+  // is unreliable and outside every tuple tree). A valid `direct_task` sends to
+  // that task only (the stream must be declared direct).
+  virtual void emit_to(std::string_view stream, const Tuple* const* anchors,
+                       std::size_t num_anchors, Values values, TaskId direct_task) = 0;
+  // Every input must be acked or failed exactly once; later calls are ignored.
+  virtual void ack(const Tuple& input) = 0;
+  virtual void fail(const Tuple& input) = 0;
+  virtual void report_error(std::string_view message) = 0;
+
+  void emit(Values values) { emit_to(kDefaultStream, nullptr, 0, std::move(values), TaskId()); }
+  void emit(std::string_view stream, Values values) {
+    emit_to(stream, nullptr, 0, std::move(values), TaskId());
+  }
+  void emit(const Tuple& anchor, Values values) {
+    const Tuple* a = &anchor;
+    emit_to(kDefaultStream, &a, 1, std::move(values), TaskId());
+  }
+  void emit(std::string_view stream, const Tuple& anchor, Values values) {
+    const Tuple* a = &anchor;
+    emit_to(stream, &a, 1, std::move(values), TaskId());
+  }
+  void emit(const std::vector<const Tuple*>& anchors, Values values) {
+    emit_to(kDefaultStream, anchors.data(), anchors.size(), std::move(values), TaskId());
+  }
+  void emit(std::string_view stream, const std::vector<const Tuple*>& anchors, Values values) {
+    emit_to(stream, anchors.data(), anchors.size(), std::move(values), TaskId());
+  }
+  void emit_direct(TaskId task, Values values) {
+    emit_to(kDefaultStream, nullptr, 0, std::move(values), task);
+  }
+  void emit_direct(TaskId task, std::string_view stream, Values values) {
+    emit_to(stream, nullptr, 0, std::move(values), task);
+  }
+  void emit_direct(TaskId task, const Tuple& anchor, Values values) {
+    const Tuple* a = &anchor;
+    emit_to(kDefaultStream, &a, 1, std::move(values), task);
+  }
+  void emit_direct(TaskId task, std::string_view stream, const Tuple& anchor, Values values) {
+    const Tuple* a = &anchor;
+    emit_to(stream, &a, 1, std::move(values), task);
+  }
+};
+
+// What a BasicBolt emits with: every emit is anchored to the input being
+// executed, and the input is acked when execute returns (failed if it throws).
+// Same thread contract as OutputCollector.
+class BasicOutputCollector {
+ public:
+  // REQUIRES: `out` and `input` outlive this collector.
+  BasicOutputCollector(OutputCollector& out, const Tuple& input) : out_(out), input_(&input) {}
+
+  void emit(Values values) { out_.emit(*input_, std::move(values)); }
+  void emit(std::string_view stream, Values values) {
+    out_.emit(stream, *input_, std::move(values));
+  }
+  void emit_direct(TaskId task, Values values) {
+    out_.emit_direct(task, *input_, std::move(values));
+  }
+  void emit_direct(TaskId task, std::string_view stream, Values values) {
+    out_.emit_direct(task, stream, *input_, std::move(values));
+  }
+  void report_error(std::string_view message) { out_.report_error(message); }
+
+ private:
+  OutputCollector& out_;
+  const Tuple* input_;
+};
+
+}  // namespace rstorm

@@ -1,0 +1,139 @@
+// TopologyBuilder: declares spouts and bolts, how bolts subscribe to streams,
+// parallelism, resource hints and per-component config; build() validates the
+// whole and returns a Topology or every problem found, each naming the
+// component, stream or field at fault. Single thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rstorm/status.hpp"
+#include "rstorm/topology.hpp"
+
+namespace rstorm {
+
+namespace detail {
+struct PendingComponent {
+  ComponentSpec spec;
+  SpoutFactory spout;
+  BoltFactory bolt;
+  bool num_tasks_set = false;
+};
+}  // namespace detail
+
+// Settings shared by spouts and bolts. Returned by set_spout/set_bolt for
+// chaining; valid while the builder lives.
+template <typename Self>
+class ComponentDeclarer {
+ public:
+  explicit ComponentDeclarer(detail::PendingComponent* c) : c_(c) {}
+
+  // Tasks spread over the executors (default: one per executor).
+  Self& set_num_tasks(int tasks) {
+    c_->spec.num_tasks = tasks;
+    c_->num_tasks_set = true;
+    return self();
+  }
+  // Per executor, in MB (defaults 128 on-heap, 0 off-heap).
+  Self& set_memory_load(double onheap_mb, double offheap_mb = 0) {
+    c_->spec.resources.onheap_mb = onheap_mb;
+    c_->spec.resources.offheap_mb = offheap_mb;
+    return self();
+  }
+  // Per executor, 100 points = one core (default 10).
+  Self& set_cpu_load(double points) {
+    c_->spec.resources.cpu_points = points;
+    return self();
+  }
+  // A generic resource per executor, e.g. add_resource("gpu.count", 1).
+  Self& add_resource(std::string name, double amount) {
+    c_->spec.resources.generic[std::move(name)] = amount;
+    return self();
+  }
+  // A config entry for this component only (over the topology config).
+  Self& add_configuration(std::string key, ConfigValue value) {
+    c_->spec.config.set(std::move(key), std::move(value), "component " + c_->spec.id);
+    return self();
+  }
+
+ protected:
+  Self& self() { return static_cast<Self&>(*this); }
+  Self& subscribe(std::string component, std::string stream, Grouping grouping) {
+    c_->spec.inputs.push_back(
+        InputSpec{std::move(component), std::move(stream), std::move(grouping)});
+    return self();
+  }
+
+  detail::PendingComponent* c_;
+};
+
+class SpoutDeclarer : public ComponentDeclarer<SpoutDeclarer> {
+ public:
+  using ComponentDeclarer::ComponentDeclarer;
+};
+
+class BoltDeclarer : public ComponentDeclarer<BoltDeclarer> {
+ public:
+  using ComponentDeclarer::ComponentDeclarer;
+
+  // Round robin over the bolt's tasks: an even spread.
+  BoltDeclarer& shuffle_grouping(std::string component, std::string stream = "default") {
+    return subscribe(std::move(component), std::move(stream), {GroupingType::kShuffle, {}});
+  }
+  // Same values of `fields` always go to the same task (stable hash).
+  BoltDeclarer& fields_grouping(std::string component, Fields fields) {
+    return fields_grouping(std::move(component), "default", std::move(fields));
+  }
+  BoltDeclarer& fields_grouping(std::string component, std::string stream, Fields fields) {
+    return subscribe(std::move(component), std::move(stream),
+                     {GroupingType::kFields, std::move(fields)});
+  }
+  // Every task gets a copy.
+  BoltDeclarer& all_grouping(std::string component, std::string stream = "default") {
+    return subscribe(std::move(component), std::move(stream), {GroupingType::kAll, {}});
+  }
+  // Everything to the bolt's lowest task.
+  BoltDeclarer& global_grouping(std::string component, std::string stream = "default") {
+    return subscribe(std::move(component), std::move(stream), {GroupingType::kGlobal, {}});
+  }
+  // The producer picks the task with emit_direct; the stream must be direct.
+  BoltDeclarer& direct_grouping(std::string component, std::string stream = "default") {
+    return subscribe(std::move(component), std::move(stream), {GroupingType::kDirect, {}});
+  }
+  // Shuffle over the tasks in the producer's worker when there are any.
+  BoltDeclarer& local_or_shuffle_grouping(std::string component,
+                                          std::string stream = "default") {
+    return subscribe(std::move(component), std::move(stream),
+                     {GroupingType::kLocalOrShuffle, {}});
+  }
+  // No preference: currently shuffle.
+  BoltDeclarer& none_grouping(std::string component, std::string stream = "default") {
+    return subscribe(std::move(component), std::move(stream), {GroupingType::kNone, {}});
+  }
+};
+
+class TopologyBuilder {
+ public:
+  TopologyBuilder();
+  ~TopologyBuilder();
+  TopologyBuilder(const TopologyBuilder&) = delete;
+  TopologyBuilder& operator=(const TopologyBuilder&) = delete;
+
+  // `factory` makes one instance per task. parallelism = number of executors.
+  SpoutDeclarer set_spout(std::string id, SpoutFactory factory, int parallelism = 1);
+  BoltDeclarer set_bolt(std::string id, BoltFactory factory, int parallelism = 1);
+  BoltDeclarer set_bolt(std::string id, BasicBoltFactory factory, int parallelism = 1);
+
+  // Calls each factory once to learn the declared streams, then checks: ids
+  // (empty, reserved, duplicate), at least one spout, parallelism and tasks >= 1,
+  // resources >= 0, every input's component, stream and grouping fields.
+  api::Result<Topology> build() const;
+
+ private:
+  detail::PendingComponent* add(std::string id, ComponentKind kind, int parallelism);
+
+  std::vector<std::unique_ptr<detail::PendingComponent>> components_;
+};
+
+}  // namespace rstorm

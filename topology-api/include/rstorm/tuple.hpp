@@ -1,0 +1,158 @@
+// Tuple: the values a bolt receives, with where they came from (component,
+// stream, task) and the stream's field names. Values are read by index or by
+// field name; typed getters throw TupleError naming the field, the stream, the
+// type held and the type asked for.
+//
+// Thread contract: a Tuple is thread-compatible. The runtime hands a bolt a
+// const Tuple& on the bolt's executor thread; the bolt may copy it and ack or
+// fail the copy later from the same thread. A Tuple refers to stream metadata
+// owned by the running topology: do not keep one past the topology's lifetime.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rstorm/fields.hpp"
+#include "rstorm/ids.hpp"
+#include "rstorm/value.hpp"
+
+namespace rstorm {
+
+// Thrown by Tuple's getters: unknown field, index out of range, wrong type.
+class TupleError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Where a tuple comes from. Owned by the runtime (one per component stream),
+// immutable while the topology runs.
+struct StreamInfo {
+  std::string component;
+  std::string stream;
+  Fields fields;
+  bool tick = false;  // the system tick stream
+};
+
+// One tuple tree this tuple belongs to: the tree's root id and this tuple's
+// edge id in it (acking XORs edge ids; see DESIGN.md).
+struct AnchorEntry {
+  std::uint64_t root = 0;
+  std::uint64_t edge = 0;
+};
+
+// The trees a tuple belongs to. Almost always zero or one: the first entry is
+// stored inline so that the common case does not allocate.
+class MessageAnchors {
+ public:
+  bool empty() const { return count_ == 0; }
+  std::size_t size() const { return count_; }
+  const AnchorEntry& operator[](std::size_t i) const { return i == 0 ? first_ : more_[i - 1]; }
+  // XORs `edge` into the entry for `root`, adding the entry when absent.
+  void xor_in(std::uint64_t root, std::uint64_t edge) {
+    if (count_ > 0 && first_.root == root) {
+      first_.edge ^= edge;
+      return;
+    }
+    for (auto& e : more_) {
+      if (e.root == root) {
+        e.edge ^= edge;
+        return;
+      }
+    }
+    if (count_ == 0) {
+      first_ = {root, edge};
+    } else {
+      more_.push_back({root, edge});
+    }
+    ++count_;
+  }
+  void clear() {
+    count_ = 0;
+    more_.clear();
+  }
+
+ private:
+  AnchorEntry first_{};
+  std::uint32_t count_ = 0;
+  std::vector<AnchorEntry> more_;
+};
+
+class Tuple {
+ public:
+  Tuple() = default;
+  // REQUIRES: `source` outlives the tuple (nullptr gives an empty source).
+  Tuple(const StreamInfo* source, TaskId source_task, Values values)
+      : values_(std::move(values)), source_(source), source_task_(source_task) {}
+
+  std::size_t size() const { return values_.size(); }
+  const Values& values() const { return values_; }
+  // Field names of the source stream (empty when the source is unknown).
+  const Fields& fields() const;
+  bool contains(std::string_view field) const { return fields().contains(field); }
+
+  // Checked access: TupleError on an index out of range or an unknown field.
+  const Value& get(std::size_t index) const;
+  const Value& get(std::string_view field) const;
+  const Value& operator[](std::size_t index) const { return get(index); }
+
+  // Typed getters: TupleError when the value holds another type, e.g.
+  // "field 'count' of stream 'default' from component 'split' holds a string, not an int64".
+  std::int64_t get_int(std::size_t index) const { return checked(index, ValueType::kInt).as_int(); }
+  std::int64_t get_int(std::string_view field) const;
+  double get_double(std::size_t index) const {
+    return checked(index, ValueType::kDouble).as_double();
+  }
+  double get_double(std::string_view field) const;
+  bool get_bool(std::size_t index) const { return checked(index, ValueType::kBool).as_bool(); }
+  bool get_bool(std::string_view field) const;
+  const std::string& get_string(std::size_t index) const {
+    return checked(index, ValueType::kString).as_string();
+  }
+  const std::string& get_string(std::string_view field) const;
+  const Bytes& get_bytes(std::size_t index) const {
+    return checked(index, ValueType::kBytes).as_bytes();
+  }
+  const Bytes& get_bytes(std::string_view field) const;
+
+  const std::string& source_component() const;
+  const std::string& source_stream() const;
+  TaskId source_task() const { return source_task_; }
+  // A system tick (topology.tick.tuple.freq.secs), not data.
+  bool is_tick() const { return source_ != nullptr && source_->tick; }
+
+  // For logs: "split:7 default [hello, 3]".
+  std::string to_string() const;
+
+  // --- Used by the runtime (collectors, ackers); not needed by user code. ---
+  const StreamInfo* source() const { return source_; }
+  const MessageAnchors& anchors() const { return anchors_; }
+  MessageAnchors& mutable_anchors() { return anchors_; }
+  // XOR of the edge ids of tuples emitted anchored to this one.
+  std::uint64_t ack_val() const { return ack_val_; }
+  void xor_ack_val(std::uint64_t edge) const { ack_val_ ^= edge; }
+  // Set once the tuple was acked or failed, so that it is never done twice.
+  bool completed() const { return completed_; }
+  void mark_completed() const { completed_ = true; }
+  Values& mutable_values() { return values_; }
+
+ private:
+  const Value& checked(std::size_t index, ValueType want) const {
+    if (index < values_.size() && values_[index].type() == want) return values_[index];
+    throw_bad_access(index, want);
+  }
+  [[noreturn]] void throw_bad_access(std::size_t index, ValueType want) const;
+  std::size_t field_index(std::string_view field) const;
+
+  Values values_;
+  const StreamInfo* source_ = nullptr;
+  TaskId source_task_;
+  mutable bool completed_ = false;
+  MessageAnchors anchors_;
+  mutable std::uint64_t ack_val_ = 0;
+};
+
+}  // namespace rstorm

@@ -1,0 +1,68 @@
+// Key functions of the API's abstract types (one vtable and typeinfo, in the
+// API library), the BasicBolt adapter and TopologyContext's look-ups.
+#include <memory>
+
+#include "rstorm/bolt.hpp"
+#include "rstorm/collectors.hpp"
+#include "rstorm/spout.hpp"
+#include "rstorm/topology_context.hpp"
+
+namespace rstorm {
+
+SpoutOutputCollector::~SpoutOutputCollector() = default;
+OutputCollector::~OutputCollector() = default;
+Spout::~Spout() = default;
+Bolt::~Bolt() = default;
+BasicBolt::~BasicBolt() = default;
+
+namespace {
+
+// Anchors every emit to the input and acks it when execute returns. An
+// exception propagates to the executor, which fails the input and counts it.
+class BasicBoltAdapter final : public Bolt {
+ public:
+  explicit BasicBoltAdapter(std::unique_ptr<BasicBolt> basic) : basic_(std::move(basic)) {}
+
+  void prepare(const Config& conf, const TopologyContext& context,
+               OutputCollector& collector) override {
+    collector_ = &collector;
+    basic_->prepare(conf, context);
+  }
+  void execute(const Tuple& input) override {
+    BasicOutputCollector out(*collector_, input);
+    basic_->execute(input, out);
+    collector_->ack(input);
+  }
+  void cleanup() override { basic_->cleanup(); }
+  void declare_output_fields(OutputFieldsDeclarer& declarer) override {
+    basic_->declare_output_fields(declarer);
+  }
+
+ private:
+  std::unique_ptr<BasicBolt> basic_;
+  OutputCollector* collector_ = nullptr;
+};
+
+const std::vector<TaskId> kNoTasks;
+const std::string kNoComponent;
+
+}  // namespace
+
+std::unique_ptr<Bolt> adapt_basic_bolt(std::unique_ptr<BasicBolt> basic) {
+  if (!basic) return nullptr;
+  return std::make_unique<BasicBoltAdapter>(std::move(basic));
+}
+
+const std::vector<TaskId>& TopologyContext::component_tasks(std::string_view component) const {
+  auto it = layout_->component_tasks.find(component);
+  return it == layout_->component_tasks.end() ? kNoTasks : it->second;
+}
+
+const std::string& TopologyContext::component_of(TaskId task) const {
+  if (task.value < 0 || static_cast<std::size_t>(task.value) >= layout_->task_component.size()) {
+    return kNoComponent;
+  }
+  return layout_->task_component[task.value];
+}
+
+}  // namespace rstorm
