@@ -1,0 +1,73 @@
+// What the scheduler decides: executor -> worker slot per topology, what every
+// worker and node then uses, and the network cost of the placement. Plain
+// values, thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler/cluster.hpp"
+#include "scheduler/ids.hpp"
+#include "scheduler/request.hpp"
+
+namespace rstorm::scheduler {
+
+// Communicating executor pairs by how far apart they are. For every edge
+// between two components (duplicates counted once) every ordered pair
+// (producer executor, consumer executor) is one pair; for an edge from a
+// component to itself, pairs of two distinct executors. Ackers are not counted.
+struct NetworkCost {
+  std::uint64_t same_worker = 0;
+  std::uint64_t same_node = 0;   // same node, different workers
+  std::uint64_t same_rack = 0;   // same rack, different nodes
+  std::uint64_t cross_rack = 0;
+
+  std::uint64_t pairs() const { return same_worker + same_node + same_rack + cross_rack; }
+  // The distances of the algorithm: 0 in-process, 1 same node, 2 same rack, 3 across racks.
+  std::uint64_t weighted() const { return same_node + 2 * same_rack + 3 * cross_rack; }
+  friend bool operator==(const NetworkCost&, const NetworkCost&) = default;
+};
+
+struct WorkerAssignment {
+  WorkerSlot slot;
+  RackId rack;
+  std::vector<ExecutorId> executors;  // ascending
+  int ackers = 0;                     // acker executors in this worker
+  double heap_mb = 0;                 // on-heap, ackers included
+  double offheap_mb = 0;
+  double cpu = 0;
+};
+
+struct TopologyPlacement {
+  TopologyId topology;
+  Strategy strategy = Strategy::kResourceAware;
+  bool scheduled = false;
+  std::string reason;                       // why not, in numbers, when !scheduled
+  std::vector<WorkerSlot> executor_slots;   // index = ExecutorId, when scheduled
+  std::vector<WorkerAssignment> workers;    // sorted by slot
+  NetworkCost network;
+  std::vector<std::string> warnings;        // CPU overcommit, round-robin memory overcommit
+  int moved_executors = 0;                  // executors given a new slot by this call
+};
+
+struct NodeUsage {
+  NodeId node;
+  std::string host;
+  RackId rack;
+  double memory_used_mb = 0;
+  double memory_capacity_mb = 0;
+  double cpu_used = 0;
+  double cpu_capacity = 0;
+  GenericResources generic_used;
+  GenericResources generic_capacity;
+  int slots_used = 0;
+  int slots_total = 0;
+};
+
+struct ScheduleResult {
+  std::vector<TopologyPlacement> topologies;  // in the order of the requests
+  std::vector<NodeUsage> nodes;               // every node, racks and ids in natural order
+};
+
+}  // namespace rstorm::scheduler

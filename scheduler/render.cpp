@@ -1,0 +1,164 @@
+#include "scheduler/render.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "scheduler/cluster_state.hpp"
+
+namespace rstorm::scheduler {
+namespace {
+
+std::string resources_text(const GenericResources& used, const GenericResources& capacity) {
+  std::string out;
+  for (const auto& [name, cap] : capacity) {
+    auto it = used.find(name);
+    out += ", " + name + " " + format_amount(it == used.end() ? 0 : it->second) + "/" +
+           format_amount(cap);
+  }
+  return out;
+}
+
+std::string node_text(const NodeUsage& n) {
+  return n.node.value() + " (" + n.host + "): memory " + format_amount(n.memory_used_mb) + "/" +
+         format_amount(n.memory_capacity_mb) + " MB, cpu " + format_amount(n.cpu_used) + "/" +
+         format_amount(n.cpu_capacity) + resources_text(n.generic_used, n.generic_capacity) +
+         ", slots " + std::to_string(n.slots_used) + "/" + std::to_string(n.slots_total);
+}
+
+std::string network_text(const NetworkCost& c) {
+  return std::to_string(c.pairs()) + " communicating pairs: " + std::to_string(c.same_worker) +
+         " same worker, " + std::to_string(c.same_node) + " same node, " +
+         std::to_string(c.same_rack) + " same rack, " + std::to_string(c.cross_rack) +
+         " cross rack (weighted cost " + std::to_string(c.weighted()) + ")";
+}
+
+void topology_text(std::ostringstream& out, const TopologyPlacement& p, const TopologyRequest& r,
+                   const std::map<std::string, const NodeUsage*>& nodes, double max_heap) {
+  out << "topology " << p.topology.value() << " (" << strategy_name(p.strategy) << "): ";
+  if (!p.scheduled) {
+    out << "NOT SCHEDULED: " << p.reason << "\n";
+    return;
+  }
+  std::set<std::string> used_nodes;
+  for (const WorkerAssignment& w : p.workers) used_nodes.insert(w.slot.node.value());
+  out << "scheduled, " << r.executors.size() << " executors in " << p.workers.size()
+      << " workers on " << used_nodes.size() << " nodes\n";
+  std::string rack, node;
+  for (const WorkerAssignment& w : p.workers) {
+    if (w.rack.value() != rack) {
+      rack = w.rack.value();
+      out << "  rack " << rack << "\n";
+      node.clear();
+    }
+    if (w.slot.node.value() != node) {
+      node = w.slot.node.value();
+      out << "    node " << node_text(*nodes.at(node)) << "\n";
+    }
+    out << "      worker " << w.slot.node.value() << ":" << w.slot.port << ": heap "
+        << format_amount(w.heap_mb) << "/" << format_amount(max_heap) << " MB, off-heap "
+        << format_amount(w.offheap_mb) << " MB, cpu " << format_amount(w.cpu) << ":";
+    for (ExecutorId e : w.executors) out << " " << executor_label(r.executors[e.value()]);
+    if (w.ackers > 0) out << " +" << w.ackers << (w.ackers == 1 ? " acker" : " ackers");
+    out << "\n";
+  }
+  out << "  network: " << network_text(p.network) << "\n";
+  if (p.moved_executors != static_cast<int>(r.executors.size())) {
+    out << "  moved: " << p.moved_executors << " executors (the others stay where they run)\n";
+  }
+  for (const std::string& w : p.warnings) out << "  warning: " << w << "\n";
+}
+
+}  // namespace
+
+std::string executor_label(const ExecutorRequest& e) {
+  std::string out = e.component + "[" + std::to_string(e.first_task);
+  if (e.last_task != e.first_task) out += "-" + std::to_string(e.last_task);
+  return out + "]";
+}
+
+std::string render_text(const ScheduleResult& result,
+                        const std::vector<TopologyRequest>& requests) {
+  std::map<std::string, const NodeUsage*> nodes;
+  for (const NodeUsage& n : result.nodes) nodes[n.node.value()] = &n;
+  std::ostringstream out;
+  for (std::size_t i = 0; i < result.topologies.size(); ++i) {
+    topology_text(out, result.topologies[i], requests[i], nodes, requests[i].worker_max_heap_mb);
+  }
+  std::set<std::string> racks;
+  for (const NodeUsage& n : result.nodes) racks.insert(n.rack.value());
+  out << "cluster: " << result.nodes.size() << " nodes in " << racks.size() << " racks\n";
+  std::string rack;
+  for (const NodeUsage& n : result.nodes) {
+    if (n.rack.value() != rack) {
+      rack = n.rack.value();
+      out << "  rack " << rack << "\n";
+    }
+    out << "    " << node_text(n) << "\n";
+  }
+  return out.str();
+}
+
+std::string render_json(const ScheduleResult& result,
+                        const std::vector<TopologyRequest>& requests) {
+  using nlohmann::json;
+  json topologies = json::array();
+  for (std::size_t i = 0; i < result.topologies.size(); ++i) {
+    const TopologyPlacement& p = result.topologies[i];
+    const TopologyRequest& r = requests[i];
+    json t{{"id", p.topology.value()},
+           {"strategy", std::string(strategy_name(p.strategy))},
+           {"scheduled", p.scheduled},
+           {"reason", p.reason},
+           {"warnings", p.warnings},
+           {"moved_executors", p.moved_executors}};
+    t["network"] = {{"same_worker", p.network.same_worker}, {"same_node", p.network.same_node},
+                    {"same_rack", p.network.same_rack},     {"cross_rack", p.network.cross_rack},
+                    {"pairs", p.network.pairs()},           {"weighted", p.network.weighted()}};
+    json workers = json::array();
+    for (const WorkerAssignment& w : p.workers) {
+      json executors = json::array();
+      for (ExecutorId e : w.executors) executors.push_back(e.value());
+      workers.push_back({{"node", w.slot.node.value()},
+                         {"port", w.slot.port},
+                         {"rack", w.rack.value()},
+                         {"heap_mb", w.heap_mb},
+                         {"offheap_mb", w.offheap_mb},
+                         {"cpu", w.cpu},
+                         {"ackers", w.ackers},
+                         {"executors", executors}});
+    }
+    t["workers"] = workers;
+    json executors = json::array();
+    for (std::size_t e = 0; e < r.executors.size(); ++e) {
+      json x{{"id", e},
+             {"component", r.executors[e].component},
+             {"tasks", {r.executors[e].first_task, r.executors[e].last_task}}};
+      if (p.scheduled) {
+        x["node"] = p.executor_slots[e].node.value();
+        x["port"] = p.executor_slots[e].port;
+      }
+      executors.push_back(std::move(x));
+    }
+    t["executors"] = executors;
+    topologies.push_back(std::move(t));
+  }
+  json nodes = json::array();
+  for (const NodeUsage& n : result.nodes) {
+    nodes.push_back({{"id", n.node.value()},
+                     {"host", n.host},
+                     {"rack", n.rack.value()},
+                     {"memory_used_mb", n.memory_used_mb},
+                     {"memory_capacity_mb", n.memory_capacity_mb},
+                     {"cpu_used", n.cpu_used},
+                     {"cpu_capacity", n.cpu_capacity},
+                     {"generic_used", n.generic_used},
+                     {"generic_capacity", n.generic_capacity},
+                     {"slots_used", n.slots_used},
+                     {"slots_total", n.slots_total}});
+  }
+  return json{{"topologies", topologies}, {"nodes", nodes}}.dump(2) + "\n";
+}
+
+}  // namespace rstorm::scheduler

@@ -1,0 +1,21 @@
+// Renders a ScheduleResult for people (text grouped by rack, node and worker,
+// used against capacity, network cost) and for programs (JSON). Stateless
+// functions, thread-safe. Callers: `rstorm schedule`, later `rstorm describe`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scheduler/placement.hpp"
+#include "scheduler/request.hpp"
+
+namespace rstorm::scheduler {
+
+// REQUIRES: result.topologies[i] answers requests[i].
+std::string render_text(const ScheduleResult& result, const std::vector<TopologyRequest>& requests);
+std::string render_json(const ScheduleResult& result, const std::vector<TopologyRequest>& requests);
+
+// "split[3]" or "split[3-4]": component and task range of one executor.
+std::string executor_label(const ExecutorRequest& e);
+
+}  // namespace rstorm::scheduler

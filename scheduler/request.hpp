@@ -1,0 +1,83 @@
+// What a topology asks of the scheduler: its executors with their resources,
+// the component graph, and the scheduling settings of its config. The scheduler
+// owns this model; the topology API and nimbus convert into it. Plain values,
+// thread-compatible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/cluster.hpp"
+#include "scheduler/ids.hpp"
+
+namespace rstorm::scheduler {
+
+// topology.scheduler.strategy
+enum class Strategy { kResourceAware, kRoundRobin };
+
+// "resource-aware" or "round-robin"; nullopt for anything else.
+std::optional<Strategy> parse_strategy(std::string_view name);
+std::string_view strategy_name(Strategy strategy);
+
+// Storm's defaults for one executor and one worker.
+inline constexpr double kDefaultOnHeapMb = 128;     // topology.component.resources.onheap.memory.mb
+inline constexpr double kDefaultOffHeapMb = 0;      // topology.component.resources.offheap.memory.mb
+inline constexpr double kDefaultCpu = 10;           // topology.component.cpu.pcore.percent
+inline constexpr double kDefaultWorkerMaxHeapMb = 768;  // topology.worker.max.heap.size.mb
+inline constexpr char kAckerComponent[] = "__acker";
+
+struct ComponentSpec {
+  std::string name;
+  bool is_spout = false;
+  int parallelism = 1;  // executors
+  int tasks = 0;        // 0: one task per executor
+  double onheap_mb = kDefaultOnHeapMb;
+  double offheap_mb = kDefaultOffHeapMb;
+  double cpu = kDefaultCpu;
+  GenericResources generic;
+};
+
+struct ExecutorRequest {
+  std::string component;
+  int first_task = 0;  // inclusive task range
+  int last_task = 0;
+  double onheap_mb = kDefaultOnHeapMb;
+  double offheap_mb = kDefaultOffHeapMb;
+  double cpu = kDefaultCpu;
+  GenericResources generic;
+
+  double memory_mb() const { return onheap_mb + offheap_mb; }
+};
+
+// Tuples flow from `from` to `to` (any stream, any grouping).
+struct Edge {
+  std::string from;
+  std::string to;
+};
+
+struct TopologyRequest {
+  TopologyId id;
+  std::vector<ComponentSpec> components;  // every component, spouts flagged
+  std::vector<ExecutorRequest> executors;  // ExecutorId i is executors[i]
+  std::vector<Edge> edges;
+  int workers = 1;                                   // topology.workers (round-robin only)
+  double worker_max_heap_mb = kDefaultWorkerMaxHeapMb;  // topology.worker.max.heap.size.mb
+  // topology.acker.executors: nullopt = one acker in each worker (Storm's default),
+  // N = N acker executors placed like any other executor (0 disables acking).
+  std::optional<int> acker_executors;
+  double acker_onheap_mb = kDefaultOnHeapMb;  // topology.acker.resources.onheap.memory.mb
+  double acker_cpu = kDefaultCpu;             // topology.acker.cpu.pcore.percent
+  int priority = 0;                           // topology.priority: lower is scheduled first
+  Strategy strategy = Strategy::kResourceAware;
+  // Where each executor runs now (rescheduling); empty or nullopt = not placed.
+  // Executors whose slot is still in the cluster stay where they are.
+  std::vector<std::optional<WorkerSlot>> current;
+};
+
+// Appends `spec` to request.components and its executors (tasks spread evenly,
+// first executors get the extra task as in Storm) to request.executors.
+void add_component(TopologyRequest& request, const ComponentSpec& spec);
+
+}  // namespace rstorm::scheduler

@@ -1,0 +1,360 @@
+#include "scheduler/resource_aware_scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace rstorm::scheduler {
+namespace {
+
+// Squared normalised network distance: (distance - 1) / 2 for the reference
+// distances same node 1, same rack 2, other rack 3.
+constexpr double kNetSameNode = 0.0;
+constexpr double kNetSameRack = 0.25;
+constexpr double kNetOtherRack = 1.0;
+constexpr double kEpsilon = 1e-9;
+
+double generic_free(const NodeState& node, const std::string& name) {
+  auto it = node.free_generic.find(name);
+  return it == node.free_generic.end() ? 0.0 : it->second;
+}
+
+std::string node_label(const ClusterState& state, std::uint32_t n) {
+  return state.node(n).spec->id.value() + ", rack " + state.rack_id(state.node(n).rack).value();
+}
+
+// How an executor would land on a node: into an existing worker of the
+// topology, or a new one (which also brings the worker's acker).
+struct Fit {
+  std::uint32_t worker = kNoWorker;
+  double memory_mb = 0;
+  double cpu = 0;
+};
+
+struct Candidate {
+  double d2 = std::numeric_limits<double>::infinity();
+  std::uint32_t node = kNoNode;
+  Fit fit;
+};
+
+class Placer {
+ public:
+  Placer(ClusterState& state, AssignmentBuilder& builder, const TopologyRequest& request)
+      : state_(state),
+        builder_(builder),
+        request_(request),
+        mem_scale_(state.max_memory_mb()),
+        cpu_scale_(state.max_cpu()),
+        key_of_(state.node_count()),
+        indexed_(state.node_count(), 0) {
+    for (std::uint32_t n = 0; n < state.node_count(); ++n) index(n);
+  }
+
+  // Places every unplaced executor; the reason on failure, empty on success.
+  std::string run(std::vector<std::string>& warnings, int& moved);
+
+ private:
+  using Key = std::pair<double, double>;  // (free memory, free CPU)
+  struct Bucket {
+    std::set<std::uint32_t> untouched;  // no worker of this topology: all alike
+    std::set<std::uint32_t> touched;    // has a worker: evaluated one by one
+  };
+
+  void index(std::uint32_t n);
+  void unindex(std::uint32_t n);
+  std::optional<Fit> fit(std::uint32_t n, const ExecutorRequest& e, bool require_cpu) const;
+  void consider(std::uint32_t n, double net, const ExecutorRequest& e, bool require_cpu,
+                Candidate& best) const;
+  Candidate search(const ExecutorRequest& e, std::uint32_t ref_node, std::uint32_t ref_rack,
+                   bool require_cpu) const;
+  std::uint32_t first_rack() const;
+  std::string diagnose(const ExecutorRequest& e) const;
+
+  ClusterState& state_;
+  AssignmentBuilder& builder_;
+  const TopologyRequest& request_;
+  const double mem_scale_;
+  const double cpu_scale_;
+  // Nodes that can take an executor, by free (memory, CPU): the scan over other
+  // racks walks memory upwards and stops once the memory term alone is worse
+  // than the best node found.
+  std::map<Key, Bucket> index_;
+  std::vector<Key> key_of_;
+  std::vector<char> indexed_;
+};
+
+void Placer::index(std::uint32_t n) {
+  const NodeState& node = state_.node(n);
+  const bool touched = !builder_.workers_on(n).empty();
+  if (!touched && node.free_ports.empty()) return;
+  const Key key{node.free_memory_mb, node.free_cpu};
+  Bucket& bucket = index_[key];
+  (touched ? bucket.touched : bucket.untouched).insert(n);
+  key_of_[n] = key;
+  indexed_[n] = 1;
+}
+
+void Placer::unindex(std::uint32_t n) {
+  if (!indexed_[n]) return;
+  auto it = index_.find(key_of_[n]);
+  it->second.touched.erase(n);
+  it->second.untouched.erase(n);
+  if (it->second.touched.empty() && it->second.untouched.empty()) index_.erase(it);
+  indexed_[n] = 0;
+}
+
+std::optional<Fit> Placer::fit(std::uint32_t n, const ExecutorRequest& e, bool require_cpu) const {
+  const NodeState& node = state_.node(n);
+  for (const auto& [name, amount] : e.generic) {
+    if (generic_free(node, name) + kEpsilon < amount) return std::nullopt;
+  }
+  Fit f;
+  for (std::uint32_t w : builder_.workers_on(n)) {
+    if (builder_.worker(w).heap_mb + e.onheap_mb <= request_.worker_max_heap_mb + kEpsilon) {
+      f.worker = w;
+      break;
+    }
+  }
+  f.memory_mb = e.memory_mb();
+  f.cpu = e.cpu;
+  if (f.worker == kNoWorker) {
+    if (node.free_ports.empty()) return std::nullopt;
+    if (e.onheap_mb + builder_.worker_memory_mb() > request_.worker_max_heap_mb + kEpsilon) {
+      return std::nullopt;
+    }
+    f.memory_mb += builder_.worker_memory_mb();
+    f.cpu += builder_.worker_cpu();
+  }
+  if (node.free_memory_mb + kEpsilon < f.memory_mb) return std::nullopt;
+  if (require_cpu && node.free_cpu + kEpsilon < f.cpu) return std::nullopt;
+  return f;
+}
+
+void Placer::consider(std::uint32_t n, double net, const ExecutorRequest& e, bool require_cpu,
+                      Candidate& best) const {
+  const std::optional<Fit> f = fit(n, e, require_cpu);
+  if (!f) return;
+  const NodeState& node = state_.node(n);
+  const double dm = (node.free_memory_mb - f->memory_mb) / mem_scale_;
+  const double dc = (node.free_cpu - f->cpu) / cpu_scale_;
+  const double d2 = dm * dm + dc * dc + net;
+  if (d2 < best.d2 || (d2 == best.d2 && n < best.node)) best = Candidate{d2, n, *f};
+}
+
+Candidate Placer::search(const ExecutorRequest& e, std::uint32_t ref_node, std::uint32_t ref_rack,
+                         bool require_cpu) const {
+  Candidate best;
+  // The reference rack, node by node (racks are small).
+  for (std::uint32_t n : state_.rack_nodes(ref_rack)) {
+    consider(n, n == ref_node ? kNetSameNode : kNetSameRack, e, require_cpu, best);
+  }
+  // Every other rack at network distance 1, walked by free memory upwards.
+  const double worker_mem = builder_.worker_memory_mb();
+  for (auto it = index_.lower_bound(Key{e.memory_mb() - kEpsilon, -1e300}); it != index_.end();
+       ++it) {
+    const auto& [free_mem, free_cpu] = it->first;
+    const double slack = std::max(0.0, free_mem - e.memory_mb() - worker_mem) / mem_scale_;
+    if (slack * slack + kNetOtherRack > best.d2) break;
+    if (require_cpu && free_cpu + kEpsilon < e.cpu) continue;
+    for (std::uint32_t n : it->second.untouched) {
+      if (state_.node(n).rack == ref_rack || !fit(n, e, require_cpu)) continue;
+      consider(n, kNetOtherRack, e, require_cpu, best);  // the lowest id of alike nodes
+      break;
+    }
+    for (std::uint32_t n : it->second.touched) {
+      if (state_.node(n).rack != ref_rack) consider(n, kNetOtherRack, e, require_cpu, best);
+    }
+  }
+  return best;
+}
+
+std::uint32_t Placer::first_rack() const {
+  std::uint32_t best = 0;
+  double best_free = -1;
+  for (std::uint32_t r = 0; r < state_.rack_count(); ++r) {
+    double free = 0;
+    for (std::uint32_t n : state_.rack_nodes(r)) {
+      const NodeState& node = state_.node(n);
+      free += std::max(0.0, node.free_memory_mb) / mem_scale_ +
+              std::max(0.0, node.free_cpu) / cpu_scale_;
+    }
+    if (free > best_free + kEpsilon) {
+      best_free = free;
+      best = r;
+    }
+  }
+  return best;
+}
+
+std::string Placer::diagnose(const ExecutorRequest& e) const {
+  std::string shortfall = largest_node_shortfall(state_, e, builder_.worker_memory_mb());
+  if (!shortfall.empty()) return shortfall;
+  std::string asks = format_amount(e.memory_mb()) + " MB";
+  for (const auto& [name, amount] : e.generic) asks += " and " + format_amount(amount) + " " + name;
+  return "component '" + e.component + "' asks " + asks +
+         " per executor; no node with that much free has a free worker slot or a worker with " +
+         "heap room left";
+}
+
+std::string Placer::run(std::vector<std::string>& warnings, int& moved) {
+  const std::vector<std::uint32_t> order = executor_order(request_, builder_.executors());
+  std::uint32_t ref_node = kNoNode;
+  std::uint32_t ref_rack = state_.rack_count() == 0 ? 0 : first_rack();
+  for (std::uint32_t i : order) {
+    if (builder_.worker_of(i) != kNoWorker) {  // kept where it runs
+      ref_node = builder_.worker(builder_.worker_of(i)).node;
+      ref_rack = state_.node(ref_node).rack;
+      continue;
+    }
+    const ExecutorRequest& e = builder_.executors()[i];
+    Candidate c;
+    if (state_.rack_count() > 0) c = search(e, ref_node, ref_rack, /*require_cpu=*/true);
+    if (c.node == kNoNode && state_.rack_count() > 0) {
+      c = search(e, ref_node, ref_rack, /*require_cpu=*/false);
+      if (c.node != kNoNode) {
+        warnings.push_back("executor " + std::to_string(i) + " of '" + e.component +
+                           "' overcommits CPU on " + state_.node(c.node).spec->id.value() +
+                           ": asks " + format_amount(c.fit.cpu) + " points, " +
+                           format_amount(std::max(0.0, state_.node(c.node).free_cpu)) +
+                           " free; no node has that much CPU free");
+      }
+    }
+    if (c.node == kNoNode) return diagnose(e);
+    unindex(c.node);
+    std::uint32_t w = c.fit.worker;
+    if (w == kNoWorker) w = builder_.open_worker(c.node, state_.node(c.node).free_ports.front());
+    builder_.add(i, w);
+    index(c.node);
+    ++moved;
+    ref_node = c.node;
+    ref_rack = state_.node(c.node).rack;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> component_order(const TopologyRequest& request) {
+  std::map<std::string, std::set<std::string>> neighbours;
+  std::vector<std::string> names;
+  std::set<std::string> spouts;
+  for (const ComponentSpec& c : request.components) {
+    names.push_back(c.name);
+    neighbours[c.name];
+    if (c.is_spout) spouts.insert(c.name);
+  }
+  for (const Edge& edge : request.edges) {
+    if (!neighbours.count(edge.from) || !neighbours.count(edge.to)) continue;
+    neighbours[edge.from].insert(edge.to);
+    neighbours[edge.to].insert(edge.from);
+  }
+  std::sort(names.begin(), names.end(), natural_less);
+  std::vector<std::string> order;
+  std::set<std::string> seen;
+  std::deque<std::string> queue;
+  auto walk = [&] {
+    while (!queue.empty()) {
+      std::string c = queue.front();
+      queue.pop_front();
+      order.push_back(c);
+      std::vector<std::string> next(neighbours[c].begin(), neighbours[c].end());
+      std::sort(next.begin(), next.end(), natural_less);
+      for (const std::string& n : next) {
+        if (seen.insert(n).second) queue.push_back(n);
+      }
+    }
+  };
+  for (const std::string& name : names) {  // all spouts start the walk together
+    if (spouts.count(name) && seen.insert(name).second) queue.push_back(name);
+  }
+  walk();
+  for (const std::string& name : names) {
+    if (seen.insert(name).second) {
+      queue.push_back(name);
+      walk();
+    }
+  }
+  return order;
+}
+
+std::vector<std::uint32_t> executor_order(const TopologyRequest& request,
+                                          const std::vector<ExecutorRequest>& executors) {
+  std::vector<std::string> components = component_order(request);
+  std::map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < components.size(); ++i) position[components[i]] = i;
+  std::vector<std::vector<std::uint32_t>> queues(components.size() + 1);
+  for (std::uint32_t i = 0; i < executors.size(); ++i) {
+    auto it = position.find(executors[i].component);
+    queues[it == position.end() ? components.size() : it->second].push_back(i);
+  }
+  std::vector<std::uint32_t> order;
+  order.reserve(executors.size());
+  for (std::size_t pass = 0; order.size() < executors.size(); ++pass) {
+    for (const auto& q : queues) {
+      if (pass < q.size()) order.push_back(q[pass]);
+    }
+  }
+  return order;
+}
+
+std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequest& e,
+                                   double worker_memory_mb) {
+  std::uint32_t largest = kNoNode;
+  for (std::uint32_t n = 0; n < state.node_count(); ++n) {
+    const NodeState& node = state.node(n);
+    if (node.free_ports.empty()) continue;
+    if (largest == kNoNode || node.free_memory_mb > state.node(largest).free_memory_mb) largest = n;
+  }
+  if (largest == kNoNode) {
+    return "component '" + e.component + "' needs a worker slot; every slot of the cluster (" +
+           std::to_string(state.node_count()) + " nodes) is taken";
+  }
+  const double free = state.node(largest).free_memory_mb;
+  const std::string where = " (" + node_label(state, largest) + ")";
+  if (free + kEpsilon < e.memory_mb()) {
+    return "component '" + e.component + "' asks " + format_amount(e.memory_mb()) +
+           " MB per executor; the largest free node has " + format_amount(std::max(0.0, free)) +
+           " MB" + where;
+  }
+  if (free + kEpsilon < e.memory_mb() + worker_memory_mb) {
+    return "component '" + e.component + "' asks " + format_amount(e.memory_mb()) +
+           " MB per executor and a new worker's acker " + format_amount(worker_memory_mb) +
+           " MB; the largest free node has " + format_amount(std::max(0.0, free)) + " MB" + where;
+  }
+  for (const auto& [name, amount] : e.generic) {
+    std::uint32_t most = 0;
+    for (std::uint32_t n = 1; n < state.node_count(); ++n) {
+      if (generic_free(state.node(n), name) > generic_free(state.node(most), name)) most = n;
+    }
+    const double have = state.node_count() == 0 ? 0 : generic_free(state.node(most), name);
+    if (have + kEpsilon < amount) {
+      return "component '" + e.component + "' asks " + format_amount(amount) + " " + name +
+             " per executor; the most any node has free is " + format_amount(std::max(0.0, have)) +
+             (state.node_count() == 0 ? std::string() : " (" + node_label(state, most) + ")");
+    }
+  }
+  return {};
+}
+
+TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request) {
+  AssignmentBuilder builder(state, request);
+  builder.keep_current();
+  std::vector<std::string> warnings;
+  int moved = 0;
+  Placer placer(state, builder, request);
+  std::string reason = placer.run(warnings, moved);
+  if (!reason.empty()) {
+    TopologyPlacement failed;
+    failed.topology = request.id;
+    failed.strategy = request.strategy;
+    failed.reason = std::move(reason);
+    return failed;
+  }
+  return builder.finish(std::move(warnings), moved);
+}
+
+}  // namespace rstorm::scheduler

@@ -1,0 +1,39 @@
+// R-Storm, the resource-aware strategy (Peng et al., Middleware 2015): executors
+// in breadth-first component order, each placed on the node nearest to it in
+// normalised (memory, CPU, network) space. Memory, slots and generic resources
+// are hard limits; CPU is soft. See README.md for the normalisation. Pure
+// functions over the state they are given; single thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scheduler/assignment_builder.hpp"
+#include "scheduler/cluster_state.hpp"
+#include "scheduler/placement.hpp"
+#include "scheduler/request.hpp"
+
+namespace rstorm::scheduler {
+
+// Components in breadth-first order from the spouts (by name), edges taken both
+// ways; components no spout reaches follow, walked the same way from the first
+// unvisited by name; explicit ackers last.
+std::vector<std::string> component_order(const TopologyRequest& request);
+
+// Executor indices (into builder.executors()) in placement order: one executor
+// per ordered component per pass, so neighbours are placed next to each other.
+std::vector<std::uint32_t> executor_order(const TopologyRequest& request,
+                                          const std::vector<ExecutorRequest>& executors);
+
+// Why `e` cannot go on any node of `state` even when empty-handed (memory or a
+// generic resource larger than the largest free node); empty when it could.
+std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequest& e,
+                                   double worker_memory_mb);
+
+// Places the executors `builder` has not placed yet. On failure returns the
+// placement with scheduled == false and a reason; `state` is then partly
+// charged and must be discarded (callers work on a trial copy).
+TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request);
+
+}  // namespace rstorm::scheduler

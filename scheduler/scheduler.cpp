@@ -1,0 +1,164 @@
+#include "scheduler/scheduler.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "scheduler/cluster_state.hpp"
+#include "scheduler/resource_aware_scheduler.hpp"
+#include "scheduler/round_robin_scheduler.hpp"
+
+namespace rstorm::scheduler {
+namespace {
+
+TopologyPlacement unscheduled(const TopologyRequest& request, std::string reason) {
+  TopologyPlacement p;
+  p.topology = request.id;
+  p.strategy = request.strategy;
+  p.reason = std::move(reason);
+  return p;
+}
+
+bool kept(const TopologyRequest& request, const ClusterState& state, std::size_t i) {
+  if (i >= request.current.size() || !request.current[i]) return false;
+  return state.find(request.current[i]->node) != kNoNode;
+}
+
+// Refusals that need no search: one executor larger than any worker heap or
+// any node, or a topology larger than everything the cluster has free.
+std::string precheck(const ClusterState& state, const TopologyRequest& request) {
+  const bool per_worker_ackers = !request.acker_executors.has_value();
+  const double worker_mem = per_worker_ackers ? request.acker_onheap_mb : 0;
+  double memory = 0;
+  std::map<std::string, double> generic;
+  std::set<std::string> checked;
+  for (std::size_t i = 0; i < request.executors.size(); ++i) {
+    const ExecutorRequest& e = request.executors[i];
+    if (e.onheap_mb + worker_mem > request.worker_max_heap_mb) {
+      return "component '" + e.component + "' asks " + format_amount(e.onheap_mb) +
+             " MB on-heap per executor; topology.worker.max.heap.size.mb is " +
+             format_amount(request.worker_max_heap_mb) +
+             (per_worker_ackers ? " and the worker's acker takes " + format_amount(worker_mem) +
+                                      " MB of it"
+                                : std::string());
+    }
+    if (kept(request, state, i)) continue;
+    memory += e.memory_mb();
+    for (const auto& [name, amount] : e.generic) generic[name] += amount;
+  }
+  memory += request.acker_executors.value_or(0) * request.acker_onheap_mb;
+  double free_memory = 0;
+  std::map<std::string, double> free_generic;
+  for (std::uint32_t n = 0; n < state.node_count(); ++n) {
+    free_memory += std::max(0.0, state.node(n).free_memory_mb);
+    for (const auto& [name, amount] : state.node(n).free_generic) {
+      free_generic[name] += std::max(0.0, amount);
+    }
+  }
+  if (memory > free_memory + 1e-9) {
+    return "topology '" + request.id.value() + "' asks " + format_amount(memory) +
+           " MB in total; the whole cluster has " + format_amount(free_memory) + " MB free";
+  }
+  for (const auto& [name, amount] : generic) {
+    if (amount > free_generic[name] + 1e-9) {
+      return "topology '" + request.id.value() + "' asks " + format_amount(amount) + " " + name +
+             " in total; the whole cluster has " + format_amount(free_generic[name]) + " free";
+    }
+  }
+  for (std::size_t i = 0; i < request.executors.size(); ++i) {
+    const ExecutorRequest& e = request.executors[i];
+    if (kept(request, state, i) || !checked.insert(e.component).second) continue;
+    std::string shortfall = largest_node_shortfall(state, e, worker_mem);
+    if (!shortfall.empty()) return shortfall;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string validate(const TopologyRequest& request) {
+  const std::string& id = request.id.value();
+  if (id.empty()) return "a topology has an empty name";
+  std::set<std::string> components;
+  for (const ComponentSpec& c : request.components) {
+    if (c.name.empty()) return "topology '" + id + "' has a component with an empty name";
+    if (!components.insert(c.name).second) {
+      return "topology '" + id + "' declares component '" + c.name + "' twice";
+    }
+  }
+  for (const ExecutorRequest& e : request.executors) {
+    if (!components.count(e.component)) {
+      return "topology '" + id + "' has an executor of unknown component '" + e.component + "'";
+    }
+    if (e.onheap_mb < 0 || e.offheap_mb < 0 || e.cpu < 0) {
+      return "component '" + e.component + "' asks a negative amount of memory or CPU";
+    }
+    for (const auto& [name, amount] : e.generic) {
+      if (amount < 0) return "component '" + e.component + "' asks a negative " + name;
+    }
+  }
+  for (const Edge& edge : request.edges) {
+    for (const std::string* end : {&edge.from, &edge.to}) {
+      if (!components.count(*end)) {
+        return "topology '" + id + "' has an edge from '" + edge.from + "' to '" + edge.to +
+               "' but no component '" + *end + "'";
+      }
+    }
+  }
+  if (request.workers < 1) return "topology '" + id + "': topology.workers must be at least 1";
+  if (request.worker_max_heap_mb <= 0) {
+    return "topology '" + id + "': topology.worker.max.heap.size.mb must be positive";
+  }
+  if (request.acker_executors && *request.acker_executors < 0) {
+    return "topology '" + id + "': topology.acker.executors must not be negative";
+  }
+  if (!request.current.empty() && request.current.size() != request.executors.size()) {
+    return "topology '" + id + "': the current assignment has " +
+           std::to_string(request.current.size()) + " executors, the request " +
+           std::to_string(request.executors.size());
+  }
+  return {};
+}
+
+Result<ScheduleResult> schedule(const Cluster& cluster,
+                                const std::vector<TopologyRequest>& requests) {
+  Result<ClusterState> created = ClusterState::Create(cluster);
+  if (!created) return created.error();
+  ClusterState state = std::move(created).value();
+  std::vector<std::size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (requests[a].priority != requests[b].priority) {
+      return requests[a].priority < requests[b].priority;
+    }
+    return natural_less(requests[a].id.value(), requests[b].id.value());
+  });
+  ScheduleResult result;
+  result.topologies.resize(requests.size());
+  std::set<std::string> seen;
+  for (std::size_t index : order) {
+    const TopologyRequest& request = requests[index];
+    std::string fault = validate(request);
+    if (fault.empty() && !seen.insert(request.id.value()).second) {
+      fault = "topology '" + request.id.value() + "' is submitted twice";
+    }
+    if (fault.empty() && request.strategy == Strategy::kResourceAware) {
+      fault = precheck(state, request);
+    }
+    if (!fault.empty()) {
+      result.topologies[index] = unscheduled(request, std::move(fault));
+      continue;
+    }
+    ClusterState trial = state;  // committed only if the whole topology fits
+    TopologyPlacement placement = request.strategy == Strategy::kRoundRobin
+                                      ? schedule_round_robin(trial, request)
+                                      : schedule_resource_aware(trial, request);
+    if (placement.scheduled) state = std::move(trial);
+    result.topologies[index] = std::move(placement);
+  }
+  result.nodes = state.usage();
+  return result;
+}
+
+}  // namespace rstorm::scheduler
