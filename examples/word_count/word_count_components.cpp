@@ -1,0 +1,126 @@
+#include <algorithm>
+#include <cstdio>
+
+#include "word_count.hpp"
+
+namespace rstorm::examples {
+
+const std::vector<std::string>& word_count_sentences() {
+  static const std::vector<std::string> kSentences = {
+      "the cow jumped over the moon",
+      "an apple a day keeps the doctor away",
+      "four score and seven years ago",
+      "snow white and the seven dwarfs",
+      "i am at two with nature",
+  };
+  return kSentences;
+}
+
+SentenceSpout::SentenceSpout(std::shared_ptr<WordCountLedger> ledger)
+    : ledger_(std::move(ledger)) {}
+
+void SentenceSpout::open(const Config& conf, const TopologyContext&,
+                         SpoutOutputCollector& collector) {
+  out_ = &collector;
+  limit_ = conf.get_int("wordcount.sentences.limit", 0);
+}
+
+void SentenceSpout::next_tuple() {
+  std::int64_t id;
+  if (!replay_.empty()) {
+    id = replay_.back();
+    replay_.pop_back();
+  } else if (limit_ == 0 || next_ < limit_) {
+    id = next_++;
+  } else {
+    return;  // finite input done
+  }
+  const auto& sentences = word_count_sentences();
+  out_->emit({sentences[static_cast<std::size_t>(id) % sentences.size()]}, id);
+}
+
+void SentenceSpout::ack(const Value& msg_id) {
+  if (!ledger_) return;
+  std::lock_guard lock(ledger_->mutex);
+  ++ledger_->acks[msg_id.as_int()];
+}
+
+void SentenceSpout::fail(const Value& msg_id) {
+  replay_.push_back(msg_id.as_int());
+  if (!ledger_) return;
+  std::lock_guard lock(ledger_->mutex);
+  ++ledger_->fails[msg_id.as_int()];
+}
+
+void SentenceSpout::declare_output_fields(OutputFieldsDeclarer& declarer) {
+  declarer.declare(Fields{"sentence"});
+}
+
+void SplitSentence::execute(const Tuple& input, BasicOutputCollector& out) {
+  const std::string& sentence = input.get_string("sentence");
+  std::size_t start = 0;
+  while (start < sentence.size()) {
+    std::size_t end = sentence.find(' ', start);
+    if (end == std::string::npos) end = sentence.size();
+    if (end > start) out.emit({sentence.substr(start, end - start)});
+    start = end + 1;
+  }
+}
+
+void SplitSentence::declare_output_fields(OutputFieldsDeclarer& declarer) {
+  declarer.declare(Fields{"word"});
+}
+
+void WordCounter::execute(const Tuple& input, BasicOutputCollector& out) {
+  const std::string& word = input.get_string("word");
+  std::int64_t count = ++counts_[word];
+  out.emit({word, count});
+}
+
+void WordCounter::declare_output_fields(OutputFieldsDeclarer& declarer) {
+  declarer.declare(Fields{"word", "count"});
+}
+
+ReportBolt::ReportBolt(std::shared_ptr<WordCountLedger> ledger) : ledger_(std::move(ledger)) {}
+
+void ReportBolt::prepare(const Config& conf, const TopologyContext&) {
+  print_ = conf.get_bool("wordcount.report.print", true);
+}
+
+void ReportBolt::execute(const Tuple& input, BasicOutputCollector&) {
+  const std::string& word = input.get_string("word");
+  const std::int64_t count = input.get_int("count");
+  std::int64_t& latest = counts_[word];
+  latest = std::max(latest, count);
+  if (!ledger_) return;
+  std::lock_guard lock(ledger_->mutex);
+  std::int64_t& shared = ledger_->counts[word];
+  shared = std::max(shared, count);
+}
+
+void ReportBolt::cleanup() {
+  if (!print_ || counts_.empty()) return;
+  std::vector<std::pair<std::int64_t, std::string>> top;
+  for (const auto& [word, count] : counts_) top.emplace_back(count, word);
+  std::sort(top.rbegin(), top.rend());
+  std::string line;
+  for (std::size_t i = 0; i < top.size() && i < 8; ++i) {
+    line += (i ? ", " : "") + top[i].second + "=" + std::to_string(top[i].first);
+  }
+  std::printf("word count report: %zu distinct words; top: %s\n", counts_.size(), line.c_str());
+  std::fflush(stdout);
+}
+
+api::Result<Topology> build_word_count(std::shared_ptr<WordCountLedger> ledger) {
+  TopologyBuilder b;
+  b.set_spout("sentences", [ledger] { return std::make_unique<SentenceSpout>(ledger); }, 1);
+  b.set_bolt("split", [] { return std::make_unique<SplitSentence>(); }, 2)
+      .shuffle_grouping("sentences");
+  b.set_bolt("count", [] { return std::make_unique<WordCounter>(); }, 2)
+      .fields_grouping("split", Fields{"word"});
+  b.set_bolt("report", [ledger] { return std::make_unique<ReportBolt>(ledger); }, 1)
+      .global_grouping("count");
+  return b.build();
+}
+
+}  // namespace rstorm::examples

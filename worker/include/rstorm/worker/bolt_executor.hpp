@@ -1,0 +1,38 @@
+// BoltExecutor: runs the tasks of one bolt component: executes each input on
+// its task, sends tick tuples at topology.tick.tuple.freq.secs, turns an
+// exception from user code into a failed input plus a counted, logged error,
+// and flushes its batches after each burst. Its emits wait while a downstream
+// queue is full (backpressure).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "rstorm/bolt.hpp"
+#include "rstorm/worker/executor.hpp"
+
+namespace rstorm::worker {
+
+class BoltExecutor final : public Executor {
+ public:
+  // `bolts`: one instance per task of the plan, in task order.
+  BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
+               std::vector<std::unique_ptr<Bolt>> bolts, std::uint64_t seed);
+  ~BoltExecutor() override;
+
+ private:
+  class Collector;
+  struct Task;
+
+  void run() override;
+  void execute(Task& task, const Tuple& input);
+  void send_ticks();
+
+  std::vector<std::unique_ptr<Task>> tasks_;
+  StreamInfo tick_info_;
+  std::int64_t tick_period_ns_ = 0;
+  std::int64_t next_tick_ns_ = 0;
+  std::uint32_t sample_counter_ = 0;
+};
+
+}  // namespace rstorm::worker

@@ -1,0 +1,85 @@
+// Emitter: routing and sending for one executor. Finds the stream's route,
+// picks target tasks by grouping (shuffle and local-or-shuffle round robin per
+// producer, fields by the stable hash, all, global = lowest task, direct =
+// checked), makes edge ids for acking, and hands envelopes to the Transfer.
+// Single thread: one per executor, shared by its tasks' collectors.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include "rstorm/worker/topology_plan.hpp"
+#include "rstorm/worker/transfer.hpp"
+
+namespace rstorm::worker {
+
+// Thrown by an emit the topology does not allow (undeclared stream, wrong
+// number of values, bad direct task). Caught by the executor like any
+// exception from user code.
+class EmitError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+class Emitter {
+ public:
+  Emitter(const TopologyPlan& plan, const ComponentPlan& component, Transfer& transfer,
+          ExecutorStats& stats, std::uint64_t seed, int producer_index);
+
+  // Routes one emit: fills targets() and returns the stream's route.
+  const StreamRoute& route(std::string_view stream, const Values& values, TaskId direct);
+  const std::vector<TaskId>& targets() const { return targets_; }
+
+  // A random non-zero id (tree roots, edges).
+  std::uint64_t next_id() {
+    std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return z == 0 ? 1 : z;
+  }
+
+  bool acking() const { return !plan_.acker_tasks.empty(); }
+  TaskId acker_for(std::uint64_t root) const {
+    return plan_.acker_tasks[root % plan_.acker_tasks.size()];
+  }
+
+  void send_tuple(TaskId dest, Tuple&& tuple) {
+    Envelope e;
+    e.dest = dest;
+    e.tuple = std::move(tuple);
+    transfer_.send(std::move(e));
+  }
+  void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
+                    TaskId task = TaskId()) {
+    Envelope e;
+    e.dest = dest;
+    e.kind = kind;
+    e.root = root;
+    e.value = value;
+    e.task = task;
+    transfer_.send(std::move(e));
+  }
+
+  Transfer& transfer() { return transfer_; }
+  ExecutorStats& stats() { return stats_; }
+  const ComponentPlan& component() const { return component_; }
+  const TopologyPlan& plan() const { return plan_; }
+
+ private:
+  const StreamRoute& find_route(std::string_view stream) const;
+  void route_direct(const StreamRoute& r, TaskId direct);
+
+  const TopologyPlan& plan_;
+  const ComponentPlan& component_;
+  Transfer& transfer_;
+  ExecutorStats& stats_;
+  const StreamRoute* default_route_;
+  std::uint64_t rng_;
+  std::vector<std::uint32_t> counters_;
+  std::vector<TaskId> targets_;
+};
+
+}  // namespace rstorm::worker

@@ -1,0 +1,86 @@
+// Executor: one thread running one or more tasks of one component, with its
+// bounded receive queue, its outgoing Transfer, its Emitter and its counters.
+// Subclasses (spout, bolt, acker) supply the loop.
+//
+// Thread contract: start/stop/join and the const accessors from the owning
+// runtime's thread; everything else runs on the executor's own thread. stats()
+// may be read from any thread at any time.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "rstorm/worker/emitter.hpp"
+#include "rstorm/worker/executor_stats.hpp"
+#include "rstorm/worker/idle_strategy.hpp"
+#include "rstorm/worker/receive_queue.hpp"
+#include "rstorm/worker/topology_plan.hpp"
+#include "rstorm/worker/transfer.hpp"
+
+namespace rstorm::worker {
+
+// What the executors of one running topology share. Borrowed; outlives them.
+struct ExecutorEnv {
+  const TopologyPlan* plan = nullptr;
+  std::vector<TupleSink*> sinks;  // index: executor index (then remote sinks)
+  std::vector<int> task_sink;     // index: task id -> index into sinks
+  std::shared_ptr<spdlog::logger> logger;
+  const std::atomic<bool>* stopping = nullptr;
+};
+
+class Executor {
+ public:
+  Executor(const ExecutorEnv& env, const ExecutorPlan& plan, Transfer::Mode mode,
+           std::chrono::microseconds max_park, std::uint64_t seed);
+  virtual ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  void start();
+  // Asks the loop to end (it then closes its tasks) and wakes it.
+  void stop();
+  void join();
+
+  ReceiveQueue& queue() { return queue_; }
+  const ExecutorStats& stats() const { return stats_; }
+  const ExecutorPlan& plan() const { return plan_; }
+  // Spouts: reliable tuples not yet acked or failed.
+  virtual std::uint64_t in_flight() const { return 0; }
+  // Spouts: asks the loop to call activate()/deactivate() on its tasks.
+  virtual void set_active(bool active) {}
+
+ protected:
+  // The loop, on the executor's thread; returns once stop_requested().
+  virtual void run() = 0;
+
+  bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
+  // Counts an error and logs it with its context, at most once a second.
+  void report_error(TaskId task, std::string_view what);
+  static std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  const ExecutorEnv& env_;
+  const ExecutorPlan& plan_;
+  ReceiveQueue queue_;
+  ExecutorStats stats_;
+  Transfer transfer_;
+  Emitter emitter_;
+  IdleStrategy idle_;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::int64_t last_error_log_ns_ = 0;
+  std::uint64_t errors_not_logged_ = 0;
+  std::jthread thread_;
+};
+
+}  // namespace rstorm::worker

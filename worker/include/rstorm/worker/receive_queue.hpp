@@ -1,0 +1,66 @@
+// ReceiveQueue: an executor's bounded multi-producer single-consumer queue of
+// batches (Vyukov's bounded ring: one CAS per push, no lock), plus parking so
+// that an idle consumer sleeps instead of spinning.
+//
+// Thread contract: try_push and notify from any thread; try_pop and park only
+// from the one consumer thread. A full queue refuses the push (the producer
+// decides to wait or keep the batch): it never drops.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+
+#include "rstorm/worker/envelope.hpp"
+
+namespace rstorm::worker {
+
+// Where a producer hands a batch: a local executor's queue, or a transport to
+// the tasks of another worker (the seam for remote delivery). try_push may be
+// called from any producer thread; false means full: retry later, never drop.
+class TupleSink {
+ public:
+  virtual ~TupleSink() = default;
+  virtual bool try_push(Batch& batch) = 0;
+};
+
+class ReceiveQueue final : public TupleSink {
+ public:
+  // `capacity` batches, rounded up to a power of two (at least 2).
+  explicit ReceiveQueue(std::size_t capacity);
+  ReceiveQueue(const ReceiveQueue&) = delete;
+  ReceiveQueue& operator=(const ReceiveQueue&) = delete;
+
+  // Moves `batch` in and wakes a parked consumer. false (batch untouched) when full.
+  bool try_push(Batch& batch) override;
+  // Moves the oldest batch into `out`. false when empty.
+  bool try_pop(Batch& out);
+
+  // Sleeps until a push or notify(), or `timeout`. Returns at once when not empty.
+  void park(std::chrono::microseconds timeout);
+  // Wakes the consumer if it is parked (used to stop it).
+  void notify();
+
+  std::size_t capacity() const { return mask_ + 1; }
+  // Batches in the queue, approximate while producers run.
+  std::size_t depth() const;
+
+ private:
+  struct Slot {
+    std::atomic<std::size_t> sequence;
+    Batch batch;
+  };
+
+  std::size_t mask_;
+  std::unique_ptr<Slot[]> slots_;
+  alignas(64) std::atomic<std::size_t> enqueue_pos_{0};
+  alignas(64) std::atomic<std::size_t> dequeue_pos_{0};
+  alignas(64) std::atomic<bool> parked_{false};
+  std::mutex park_mutex_;
+  std::condition_variable park_cv_;
+};
+
+}  // namespace rstorm::worker

@@ -1,0 +1,62 @@
+// SpoutExecutor: runs the tasks of one spout component. Its loop drains acks
+// and fails from the ackers, times out trees older than
+// topology.message.timeout.secs, asks each task for tuples (unless the
+// component is deactivated, a downstream queue is full, or the task has
+// topology.max.spout.pending trees in flight), and flushes its batches. Its
+// emits never block, so it always keeps draining acks: that is what keeps the
+// acker and the bolts that wait on it from deadlocking.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "rstorm/spout.hpp"
+#include "rstorm/worker/ack_table.hpp"
+#include "rstorm/worker/executor.hpp"
+
+namespace rstorm::worker {
+
+class SpoutExecutor final : public Executor {
+ public:
+  // `spouts`: one instance per task of the plan, in task order.
+  SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
+                std::vector<std::unique_ptr<Spout>> spouts, std::uint64_t seed);
+  ~SpoutExecutor() override;
+
+  std::uint64_t in_flight() const override {
+    return in_flight_.load(std::memory_order_relaxed);
+  }
+  void set_active(bool active) override;
+
+ private:
+  class Collector;
+  struct Task;
+  struct Pending {
+    Value msg_id;
+    int task = 0;  // index into tasks_
+    std::int64_t emitted_ns = 0;
+  };
+
+  void run() override;
+  bool drain_queue();
+  void handle(Envelope& e);
+  void complete(std::uint64_t root, bool acked);
+  void expire_timed_out(std::int64_t now);
+  bool call_next_tuple();
+  void ack_unreliable();
+  void apply_activation();
+
+  std::vector<std::unique_ptr<Task>> tasks_;
+  AckTable<Pending> pending_;
+  std::vector<std::pair<int, Value>> immediate_acks_;  // acking off: ack at once
+  std::atomic<bool> want_active_{true};
+  bool active_ = false;
+  std::atomic<std::uint64_t> in_flight_{0};
+  std::int64_t next_sweep_ns_ = 0;
+  std::int64_t sweep_period_ns_;
+  std::int64_t timeout_ns_;
+  std::size_t burst_;
+  std::uint64_t emits_ = 0;  // emits so far (to see whether next_tuple emitted)
+};
+
+}  // namespace rstorm::worker

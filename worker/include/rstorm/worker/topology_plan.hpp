@@ -1,0 +1,90 @@
+// TopologyPlan: a built topology laid out for running: task ids, executors and
+// the tasks each runs, the routing table of every output stream (which tasks
+// of which subscriber, by which grouping), the acker tasks and the runtime
+// settings read from the config. Immutable once made: thread-safe.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rstorm/config.hpp"
+#include "rstorm/status.hpp"
+#include "rstorm/topology.hpp"
+#include "rstorm/topology_context.hpp"
+#include "rstorm/tuple.hpp"
+
+namespace rstorm::worker {
+
+// One subscriber of a stream.
+struct Subscription {
+  std::string component;
+  GroupingType type = GroupingType::kShuffle;
+  std::vector<TaskId> tasks;        // the subscriber's tasks, ascending
+  std::vector<TaskId> local_tasks;  // those in this worker (local-or-shuffle)
+  std::vector<int> field_indices;   // kFields: positions of the grouping fields
+  int counter_index = 0;            // slot of the producer's round-robin counter
+};
+
+struct StreamRoute {
+  StreamInfo info;  // tuples on this stream point here: stable address
+  bool direct = false;
+  std::vector<Subscription> subscriptions;
+};
+
+enum class ExecutorRole { kSpout, kBolt, kAcker };
+
+struct ComponentPlan {
+  std::string id;
+  ExecutorRole role = ExecutorRole::kBolt;
+  Config config;  // topology config with the component's entries on top
+  std::vector<TaskId> tasks;
+  std::vector<std::unique_ptr<StreamRoute>> streams;
+
+  // nullptr when the component declares no such stream.
+  const StreamRoute* find_stream(std::string_view stream) const {
+    for (const auto& s : streams) {
+      if (s->info.stream == stream) return s.get();
+    }
+    return nullptr;
+  }
+};
+
+struct ExecutorPlan {
+  int index = 0;
+  const ComponentPlan* component = nullptr;
+  std::vector<TaskId> tasks;  // contiguous ids
+};
+
+// Settings from the config, with Storm's meanings.
+struct RuntimeSettings {
+  int acker_executors = 1;                        // topology.acker.executors
+  std::chrono::seconds message_timeout{30};       // topology.message.timeout.secs
+  int max_spout_pending = 0;                      // topology.max.spout.pending (0: no bound)
+  std::size_t receive_buffer_size = 8192;         // topology.executor.receive.buffer.size
+  std::size_t batch_size = 256;                   // topology.transfer.batch.size
+  std::chrono::microseconds flush_interval{1000};  // topology.batch.flush.interval.millis
+};
+
+struct TopologyPlan {
+  std::string name;
+  Config config;
+  RuntimeSettings settings;
+  std::vector<std::unique_ptr<ComponentPlan>> components;  // user components, then __acker
+  std::vector<ExecutorPlan> executors;
+  std::vector<int> task_executor;  // index: task id; -1 for unused ids
+  std::vector<TaskId> acker_tasks;
+  std::shared_ptr<const TaskLayout> layout;
+  int num_counters = 0;  // round-robin counters a producer needs
+
+  const ComponentPlan* find_component(std::string_view id) const;
+  bool acking() const { return !acker_tasks.empty(); }
+};
+
+// Fails on a config value of the wrong type or out of range, naming the key.
+api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, const Config& config,
+                                                     const Topology& topology);
+
+}  // namespace rstorm::worker

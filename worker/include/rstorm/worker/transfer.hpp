@@ -1,0 +1,67 @@
+// Transfer: an executor's outgoing side. Envelopes are appended to one batch
+// per destination sink; a batch is handed over when it reaches the batch size
+// and on flush(), which the executor calls after each burst of work (so a
+// tuple waits at most one burst, about the flush interval under load).
+//
+// Backpressure: in blocking mode (bolts, ackers) a full destination makes the
+// producer wait, backing off, until there is room or the topology stops. In
+// non-blocking mode (spouts) the batch is kept and has_backlog() turns true:
+// the spout stops calling next_tuple until flush() succeeds. Nothing is dropped
+// except when the topology is being stopped. Single thread: one per executor.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "rstorm/worker/envelope.hpp"
+#include "rstorm/worker/executor_stats.hpp"
+#include "rstorm/worker/receive_queue.hpp"
+
+namespace rstorm::worker {
+
+class Transfer {
+ public:
+  enum class Mode { kBlocking, kNonBlocking };
+
+  // `sinks`: one per destination (`num_sinks` of them, filled in before the
+  // first send); `task_sink`: task id -> index into `sinks`. All pointers are
+  // borrowed and must outlive the Transfer.
+  Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
+           const std::vector<int>* task_sink,
+           std::size_t batch_size, Mode mode, ExecutorStats* stats,
+           const std::atomic<bool>* stopping);
+
+  // REQUIRES: e.dest is a task of this topology.
+  void send(Envelope&& e) {
+    const int d = (*task_sink_)[static_cast<std::size_t>(e.dest.value)];
+    Batch& b = pending_[static_cast<std::size_t>(d)];
+    if (!dirty_flag_[static_cast<std::size_t>(d)]) {
+      dirty_flag_[static_cast<std::size_t>(d)] = true;
+      dirty_.push_back(d);
+    }
+    if (b.capacity() == 0) b.reserve(batch_size_);
+    b.push_back(std::move(e));
+    if (b.size() >= batch_size_ && !backlog_) push(d);
+  }
+
+  // Hands every pending batch over. Returns true when none is left (always in
+  // blocking mode unless stopping).
+  bool flush();
+  bool has_backlog() const { return backlog_; }
+
+ private:
+  bool push(int d);
+
+  const std::vector<TupleSink*>* sinks_;
+  const std::vector<int>* task_sink_;
+  std::size_t batch_size_;
+  Mode mode_;
+  ExecutorStats* stats_;
+  const std::atomic<bool>* stopping_;
+  std::vector<Batch> pending_;
+  std::vector<char> dirty_flag_;
+  std::vector<int> dirty_;
+  bool backlog_ = false;
+};
+
+}  // namespace rstorm::worker

@@ -1,0 +1,92 @@
+#include "rstorm/worker/acker_executor.hpp"
+
+#include <algorithm>
+
+namespace rstorm::worker {
+
+AckerExecutor::AckerExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
+                             std::uint64_t seed)
+    : Executor(env, plan, Transfer::Mode::kBlocking, std::chrono::milliseconds(50), seed),
+      trees_(4096),
+      timeout_ns_(std::chrono::nanoseconds(env.plan->settings.message_timeout).count()) {}
+
+AckerExecutor::~AckerExecutor() {
+  stop();
+  join();
+}
+
+void AckerExecutor::run() {
+  const std::int64_t sweep_period =
+      std::clamp<std::int64_t>(timeout_ns_ / 10, 100'000'000, 1'000'000'000);
+  Batch batch;
+  while (!stop_requested()) {
+    bool work = false;
+    now_ = now_ns();
+    for (int i = 0; i < 8 && queue_.try_pop(batch); ++i) {
+      work = true;
+      for (const auto& e : batch) handle(e);
+      bump(stats_.executed, batch.size());
+      batch.clear();
+    }
+    if (now_ >= next_sweep_ns_) {
+      expire(now_);
+      next_sweep_ns_ = now_ + sweep_period;
+    }
+    transfer_.flush();
+    if (work) {
+      idle_.reset();
+    } else {
+      idle_.idle(queue_);
+    }
+  }
+}
+
+void AckerExecutor::handle(const Envelope& e) {
+  bool inserted = false;
+  switch (e.kind) {
+    case MessageKind::kAckInit: {
+      Entry& en = trees_.get_or_insert(e.root, &inserted);
+      if (inserted) en.created_ns = now_;
+      en.value ^= e.value;
+      en.spout = e.task;
+      en.init = true;
+      if (en.failed || en.value == 0) finish(e.root, en, !en.failed);
+      break;
+    }
+    case MessageKind::kAck: {
+      Entry& en = trees_.get_or_insert(e.root, &inserted);
+      if (inserted) en.created_ns = now_;
+      en.value ^= e.value;
+      if (en.init && en.value == 0) finish(e.root, en, true);
+      break;
+    }
+    case MessageKind::kFail: {
+      Entry& en = trees_.get_or_insert(e.root, &inserted);
+      if (inserted) en.created_ns = now_;
+      en.failed = true;
+      if (en.init) finish(e.root, en, false);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void AckerExecutor::finish(std::uint64_t root, const Entry& entry, bool complete) {
+  const TaskId spout = entry.spout;
+  trees_.erase(root);  // `entry` is gone from here on
+  emitter_.send_control(spout, complete ? MessageKind::kAckComplete : MessageKind::kAckFailed,
+                        root, 0);
+  bump(complete ? stats_.acked : stats_.failed);
+}
+
+void AckerExecutor::expire(std::int64_t now) {
+  if (trees_.size() == 0) return;
+  std::vector<std::uint64_t> old;
+  trees_.for_each([&](std::uint64_t root, Entry& en) {
+    if (now - en.created_ns >= timeout_ns_) old.push_back(root);
+  });
+  for (std::uint64_t root : old) trees_.erase(root);
+}
+
+}  // namespace rstorm::worker

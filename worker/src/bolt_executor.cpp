@@ -1,0 +1,170 @@
+#include "rstorm/worker/bolt_executor.hpp"
+
+namespace rstorm::worker {
+
+struct BoltExecutor::Task {
+  TaskId id;
+  std::unique_ptr<Bolt> bolt;
+  std::unique_ptr<TopologyContext> context;
+  std::unique_ptr<Collector> collector;
+};
+
+class BoltExecutor::Collector final : public OutputCollector {
+ public:
+  Collector(BoltExecutor& ex, TaskId task) : ex_(ex), task_(task) {}
+
+  void emit_to(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
+               Values values, TaskId direct) override {
+    Emitter& em = ex_.emitter_;
+    const StreamRoute& route = em.route(stream, values, direct);
+    bump(ex_.stats_.emitted);
+    const auto& targets = em.targets();
+    const std::size_t n = targets.size();
+    const bool acking = em.acking();
+    for (std::size_t i = 0; i < n; ++i) {
+      Tuple t(&route.info, task_, i + 1 < n ? values : std::move(values));
+      if (acking) {
+        for (std::size_t a = 0; a < num_anchors; ++a) {
+          const MessageAnchors& roots = anchors[a]->anchors();
+          if (roots.empty()) continue;
+          const std::uint64_t edge = em.next_id();
+          anchors[a]->xor_ack_val(edge);
+          for (std::size_t r = 0; r < roots.size(); ++r) {
+            t.mutable_anchors().xor_in(roots[r].root, edge);
+          }
+        }
+      }
+      em.send_tuple(targets[i], std::move(t));
+    }
+    bump(ex_.stats_.transferred, n);
+  }
+
+  void ack(const Tuple& input) override {
+    if (input.completed()) return;
+    input.mark_completed();
+    bump(ex_.stats_.acked);
+    Emitter& em = ex_.emitter_;
+    if (!em.acking()) return;
+    const MessageAnchors& roots = input.anchors();
+    for (std::size_t r = 0; r < roots.size(); ++r) {
+      em.send_control(em.acker_for(roots[r].root), MessageKind::kAck, roots[r].root,
+                      roots[r].edge ^ input.ack_val());
+    }
+  }
+
+  void fail(const Tuple& input) override {
+    if (input.completed()) return;
+    input.mark_completed();
+    bump(ex_.stats_.failed);
+    Emitter& em = ex_.emitter_;
+    if (!em.acking()) return;
+    const MessageAnchors& roots = input.anchors();
+    for (std::size_t r = 0; r < roots.size(); ++r) {
+      em.send_control(em.acker_for(roots[r].root), MessageKind::kFail, roots[r].root, 0);
+    }
+  }
+
+  void report_error(std::string_view message) override {
+    ex_.report_error(task_, "reported error: " + std::string(message));
+  }
+
+ private:
+  BoltExecutor& ex_;
+  TaskId task_;
+};
+
+BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
+                           std::vector<std::unique_ptr<Bolt>> bolts, std::uint64_t seed)
+    : Executor(env, plan, Transfer::Mode::kBlocking, std::chrono::milliseconds(50), seed) {
+  const ComponentPlan& c = *plan.component;
+  tick_info_ = StreamInfo{std::string(kSystemComponent), std::string(kTickStream),
+                          Fields{"rate_secs"}, true};
+  const std::int64_t tick_secs = c.config.get_int(keys::kTopologyTickTupleFreqSecs, 0);
+  tick_period_ns_ = tick_secs > 0 ? tick_secs * 1'000'000'000 : 0;
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    auto t = std::make_unique<Task>();
+    t->id = plan.tasks[i];
+    t->bolt = std::move(bolts[i]);
+    t->context = std::make_unique<TopologyContext>(env.plan->name, c.id, t->id,
+                                                   t->id.value - c.tasks.front().value,
+                                                   env.plan->layout);
+    t->collector = std::make_unique<Collector>(*this, t->id);
+    tasks_.push_back(std::move(t));
+  }
+}
+
+BoltExecutor::~BoltExecutor() {
+  stop();
+  join();
+}
+
+void BoltExecutor::run() {
+  const Config& conf = plan_.component->config;
+  for (auto& t : tasks_) {
+    try {
+      t->bolt->prepare(conf, *t->context, *t->collector);
+    } catch (const std::exception& e) {
+      report_error(t->id, std::string("prepare threw: ") + e.what());
+    }
+  }
+  if (tick_period_ns_ > 0) next_tick_ns_ = now_ns() + tick_period_ns_;
+  const std::int32_t first_task = plan_.tasks.front().value;
+  Batch batch;
+  while (!stop_requested()) {
+    bool work = false;
+    for (int i = 0; i < 4 && queue_.try_pop(batch); ++i) {
+      work = true;
+      for (auto& e : batch) {
+        if (e.kind != MessageKind::kTuple) continue;
+        execute(*tasks_[static_cast<std::size_t>(e.dest.value - first_task)], e.tuple);
+      }
+      batch.clear();
+    }
+    if (tick_period_ns_ > 0 && now_ns() >= next_tick_ns_) {
+      send_ticks();
+      work = true;
+    }
+    transfer_.flush();
+    if (work) {
+      idle_.reset();
+    } else {
+      idle_.idle(queue_);
+    }
+  }
+  for (auto& t : tasks_) {
+    try {
+      t->bolt->cleanup();
+    } catch (const std::exception& e) {
+      report_error(t->id, std::string("cleanup threw: ") + e.what());
+    }
+  }
+}
+
+void BoltExecutor::execute(Task& task, const Tuple& input) {
+  const bool sample = (++sample_counter_ & 31) == 0;
+  const std::int64_t start = sample ? now_ns() : 0;
+  try {
+    task.bolt->execute(input);
+  } catch (const std::exception& e) {
+    report_error(task.id, std::string("execute threw: ") + e.what() + "; input from " +
+                              input.source_component() + " failed");
+    task.collector->fail(input);
+  } catch (...) {
+    report_error(task.id, "execute threw a non-standard exception; input from " +
+                              input.source_component() + " failed");
+    task.collector->fail(input);
+  }
+  bump(stats_.executed);
+  if (sample) {
+    bump(stats_.execute_ns, static_cast<std::uint64_t>(now_ns() - start));
+    bump(stats_.execute_samples);
+  }
+}
+
+void BoltExecutor::send_ticks() {
+  const std::int64_t secs = tick_period_ns_ / 1'000'000'000;
+  for (auto& t : tasks_) execute(*t, Tuple(&tick_info_, TaskId(), Values{secs}));
+  next_tick_ns_ = now_ns() + tick_period_ns_;
+}
+
+}  // namespace rstorm::worker

@@ -1,0 +1,102 @@
+#include "rstorm/worker/emitter.hpp"
+
+#include <algorithm>
+
+#include "rstorm/worker/field_hash.hpp"
+
+namespace rstorm::worker {
+
+Emitter::Emitter(const TopologyPlan& plan, const ComponentPlan& component, Transfer& transfer,
+                 ExecutorStats& stats, std::uint64_t seed, int producer_index)
+    : plan_(plan),
+      component_(component),
+      transfer_(transfer),
+      stats_(stats),
+      default_route_(component.find_stream(kDefaultStream)),
+      rng_(seed),
+      counters_(static_cast<std::size_t>(plan.num_counters)) {
+  // Producers start their round robins at different tasks.
+  for (std::size_t i = 0; i < counters_.size(); ++i) {
+    counters_[i] = static_cast<std::uint32_t>(producer_index);
+  }
+  targets_.reserve(64);
+}
+
+const StreamRoute& Emitter::find_route(std::string_view stream) const {
+  if (default_route_ != nullptr && stream == kDefaultStream) return *default_route_;
+  if (const StreamRoute* r = component_.find_stream(stream)) return *r;
+  std::string declared;
+  for (const auto& s : component_.streams) {
+    declared += (declared.empty() ? "" : ", ") + s->info.stream;
+  }
+  throw EmitError("component '" + component_.id + "' emitted to stream '" + std::string(stream) +
+                  "', which it does not declare (streams: " +
+                  (declared.empty() ? "none" : declared) + ")");
+}
+
+void Emitter::route_direct(const StreamRoute& r, TaskId direct) {
+  if (!r.direct) {
+    throw EmitError("component '" + component_.id + "' used emit_direct on stream '" +
+                    r.info.stream + "', which is not declared direct");
+  }
+  for (const auto& sub : r.subscriptions) {
+    if (std::binary_search(sub.tasks.begin(), sub.tasks.end(), direct)) {
+      targets_.push_back(direct);
+    }
+  }
+  if (targets_.empty() && !r.subscriptions.empty()) {
+    throw EmitError("component '" + component_.id + "' used emit_direct to task " +
+                    std::to_string(direct.value) + ", which does not subscribe to stream '" +
+                    r.info.stream + "'");
+  }
+}
+
+const StreamRoute& Emitter::route(std::string_view stream, const Values& values, TaskId direct) {
+  const StreamRoute& r = find_route(stream);
+  if (values.size() != r.info.fields.size()) {
+    throw EmitError("component '" + component_.id + "' emitted " + std::to_string(values.size()) +
+                    " values on stream '" + r.info.stream + "', which declares " +
+                    std::to_string(r.info.fields.size()) + " fields (" +
+                    r.info.fields.to_string() + ")");
+  }
+  targets_.clear();
+  if (direct.valid()) {
+    route_direct(r, direct);
+    return r;
+  }
+  if (r.direct) {
+    throw EmitError("component '" + component_.id + "' emitted to direct stream '" +
+                    r.info.stream + "' without a task: use emit_direct");
+  }
+  for (const auto& sub : r.subscriptions) {
+    const auto& tasks = sub.tasks;
+    switch (sub.type) {
+      case GroupingType::kShuffle:
+      case GroupingType::kNone:
+      case GroupingType::kLocalOrShuffle: {
+        const auto& pool = sub.type == GroupingType::kLocalOrShuffle && !sub.local_tasks.empty()
+                               ? sub.local_tasks
+                               : tasks;
+        std::uint32_t& c = counters_[static_cast<std::size_t>(sub.counter_index)];
+        if (c >= pool.size()) c %= static_cast<std::uint32_t>(pool.size());
+        targets_.push_back(pool[c]);
+        ++c;
+        break;
+      }
+      case GroupingType::kFields:
+        targets_.push_back(tasks[fields_hash(values, sub.field_indices) % tasks.size()]);
+        break;
+      case GroupingType::kAll:
+        targets_.insert(targets_.end(), tasks.begin(), tasks.end());
+        break;
+      case GroupingType::kGlobal:
+        targets_.push_back(tasks.front());
+        break;
+      case GroupingType::kDirect:
+        break;  // validation keeps direct groupings on direct streams
+    }
+  }
+  return r;
+}
+
+}  // namespace rstorm::worker

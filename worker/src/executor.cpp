@@ -1,0 +1,57 @@
+#include "rstorm/worker/executor.hpp"
+
+namespace rstorm::worker {
+namespace {
+std::size_t queue_slots(const RuntimeSettings& s) {
+  std::size_t slots = s.receive_buffer_size / s.batch_size;
+  return slots < 4 ? 4 : slots;
+}
+}  // namespace
+
+Executor::Executor(const ExecutorEnv& env, const ExecutorPlan& plan, Transfer::Mode mode,
+                   std::chrono::microseconds max_park, std::uint64_t seed)
+    : env_(env),
+      plan_(plan),
+      queue_(queue_slots(env.plan->settings)),
+      transfer_(&env.sinks, env.sinks.size(), &env.task_sink, env.plan->settings.batch_size, mode, &stats_,
+                env.stopping),
+      emitter_(*env.plan, *plan.component, transfer_, stats_, seed, plan.index),
+      idle_(max_park) {}
+
+Executor::~Executor() {
+  stop();
+  join();
+}
+
+void Executor::start() {
+  thread_ = std::jthread([this] { run(); });
+}
+
+void Executor::stop() {
+  stop_.store(true, std::memory_order_relaxed);
+  queue_.notify();
+}
+
+void Executor::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Executor::report_error(TaskId task, std::string_view what) {
+  bump(stats_.errors);
+  std::int64_t now = now_ns();
+  if (now - last_error_log_ns_ < 1'000'000'000 && last_error_log_ns_ != 0) {
+    ++errors_not_logged_;
+    return;
+  }
+  last_error_log_ns_ = now;
+  if (env_.logger) {
+    env_.logger->error("[topology={} component={} task={}] {}{}", env_.plan->name,
+                       plan_.component->id, task.value, what,
+                       errors_not_logged_ ? " (" + std::to_string(errors_not_logged_) +
+                                                " more errors in the last second not logged)"
+                                          : std::string());
+  }
+  errors_not_logged_ = 0;
+}
+
+}  // namespace rstorm::worker

@@ -1,0 +1,71 @@
+#include "rstorm/worker/receive_queue.hpp"
+
+#include <bit>
+
+namespace rstorm::worker {
+
+ReceiveQueue::ReceiveQueue(std::size_t capacity)
+    : mask_(std::bit_ceil(capacity < 2 ? std::size_t{2} : capacity) - 1),
+      slots_(new Slot[mask_ + 1]) {
+  for (std::size_t i = 0; i <= mask_; ++i) slots_[i].sequence.store(i, std::memory_order_relaxed);
+}
+
+bool ReceiveQueue::try_push(Batch& batch) {
+  std::size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
+  Slot* slot;
+  for (;;) {
+    slot = &slots_[pos & mask_];
+    std::size_t seq = slot->sequence.load(std::memory_order_acquire);
+    auto diff = static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos);
+    if (diff == 0) {
+      if (enqueue_pos_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
+    } else if (diff < 0) {
+      return false;  // full
+    } else {
+      pos = enqueue_pos_.load(std::memory_order_relaxed);
+    }
+  }
+  slot->batch = std::move(batch);
+  batch = Batch();
+  slot->sequence.store(pos + 1, std::memory_order_release);
+  // Pairs with the fence in park(): either the consumer sees the batch or we
+  // see it parked.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (parked_.load(std::memory_order_relaxed)) notify();
+  return true;
+}
+
+bool ReceiveQueue::try_pop(Batch& out) {
+  std::size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
+  Slot* slot = &slots_[pos & mask_];
+  std::size_t seq = slot->sequence.load(std::memory_order_acquire);
+  if (static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos + 1) < 0) return false;
+  dequeue_pos_.store(pos + 1, std::memory_order_relaxed);
+  out = std::move(slot->batch);
+  slot->batch = Batch();
+  slot->sequence.store(pos + mask_ + 1, std::memory_order_release);
+  return true;
+}
+
+std::size_t ReceiveQueue::depth() const {
+  std::size_t in = enqueue_pos_.load(std::memory_order_relaxed);
+  std::size_t out = dequeue_pos_.load(std::memory_order_relaxed);
+  return in > out ? in - out : 0;
+}
+
+void ReceiveQueue::park(std::chrono::microseconds timeout) {
+  std::unique_lock lock(park_mutex_);
+  parked_.store(true, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
+  std::size_t seq = slots_[pos & mask_].sequence.load(std::memory_order_acquire);
+  if (seq != pos + 1) park_cv_.wait_for(lock, timeout);
+  parked_.store(false, std::memory_order_relaxed);
+}
+
+void ReceiveQueue::notify() {
+  { std::lock_guard lock(park_mutex_); }
+  park_cv_.notify_one();
+}
+
+}  // namespace rstorm::worker

@@ -1,0 +1,234 @@
+#include "rstorm/worker/spout_executor.hpp"
+
+#include <algorithm>
+
+namespace rstorm::worker {
+
+struct SpoutExecutor::Task {
+  TaskId id;
+  std::unique_ptr<Spout> spout;
+  std::unique_ptr<TopologyContext> context;
+  std::unique_ptr<Collector> collector;
+  std::uint32_t pending = 0;
+};
+
+class SpoutExecutor::Collector final : public SpoutOutputCollector {
+ public:
+  Collector(SpoutExecutor& ex, int task_index, TaskId task)
+      : ex_(ex), task_index_(task_index), task_(task) {}
+
+  void emit_to(std::string_view stream, Values values, Value msg_id, TaskId direct) override {
+    Emitter& em = ex_.emitter_;
+    const StreamRoute& route = em.route(stream, values, direct);
+    ++ex_.emits_;
+    bump(ex_.stats_.emitted);
+    const auto& targets = em.targets();
+    const std::size_t n = targets.size();
+    const bool reliable = !msg_id.is_null();
+    if (reliable && em.acking()) {
+      const std::uint64_t root = em.next_id();
+      std::uint64_t all_edges = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        Tuple t(&route.info, task_, i + 1 < n ? values : std::move(values));
+        const std::uint64_t edge = em.next_id();
+        t.mutable_anchors().xor_in(root, edge);
+        all_edges ^= edge;
+        em.send_tuple(targets[i], std::move(t));
+      }
+      em.send_control(em.acker_for(root), MessageKind::kAckInit, root, all_edges, task_);
+      Pending& p = ex_.pending_.get_or_insert(root);
+      p.msg_id = std::move(msg_id);
+      p.task = task_index_;
+      p.emitted_ns = now_ns();
+      ++ex_.tasks_[static_cast<std::size_t>(task_index_)]->pending;
+      ex_.in_flight_.store(ex_.pending_.size(), std::memory_order_relaxed);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        em.send_tuple(targets[i], Tuple(&route.info, task_, i + 1 < n ? values : std::move(values)));
+      }
+      if (reliable) ex_.immediate_acks_.emplace_back(task_index_, std::move(msg_id));
+    }
+    bump(ex_.stats_.transferred, n);
+  }
+
+  void report_error(std::string_view message) override {
+    ex_.report_error(task_, "reported error: " + std::string(message));
+  }
+
+ private:
+  SpoutExecutor& ex_;
+  int task_index_;
+  TaskId task_;
+};
+
+SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
+                             std::vector<std::unique_ptr<Spout>> spouts, std::uint64_t seed)
+    : Executor(env, plan, Transfer::Mode::kNonBlocking, std::chrono::microseconds(1000), seed),
+      timeout_ns_(std::chrono::nanoseconds(env.plan->settings.message_timeout).count()),
+      burst_(env.plan->settings.batch_size) {
+  sweep_period_ns_ = std::clamp<std::int64_t>(timeout_ns_ / 10, 100'000'000, 1'000'000'000);
+  const ComponentPlan& c = *plan.component;
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    auto t = std::make_unique<Task>();
+    t->id = plan.tasks[i];
+    t->spout = std::move(spouts[i]);
+    t->context = std::make_unique<TopologyContext>(env.plan->name, c.id, t->id,
+                                                   t->id.value - c.tasks.front().value,
+                                                   env.plan->layout);
+    t->collector = std::make_unique<Collector>(*this, static_cast<int>(i), t->id);
+    tasks_.push_back(std::move(t));
+  }
+}
+
+SpoutExecutor::~SpoutExecutor() {
+  stop();
+  join();
+}
+
+void SpoutExecutor::set_active(bool active) {
+  want_active_.store(active, std::memory_order_relaxed);
+  queue_.notify();
+}
+
+void SpoutExecutor::run() {
+  const Config& conf = plan_.component->config;
+  for (auto& t : tasks_) {
+    try {
+      t->spout->open(conf, *t->context, *t->collector);
+    } catch (const std::exception& e) {
+      report_error(t->id, std::string("open threw: ") + e.what());
+    }
+  }
+  while (!stop_requested()) {
+    bool work = drain_queue();
+    apply_activation();
+    const std::int64_t now = now_ns();
+    if (now >= next_sweep_ns_) {
+      if (pending_.size() > 0) expire_timed_out(now);
+      next_sweep_ns_ = now + sweep_period_ns_;
+    }
+    const bool blocked = transfer_.has_backlog() && !transfer_.flush();
+    stats_.throttled.store(blocked, std::memory_order_relaxed);
+    if (active_ && !blocked) work = call_next_tuple() || work;
+    ack_unreliable();
+    transfer_.flush();
+    if (work) {
+      idle_.reset();
+    } else {
+      idle_.idle(queue_);
+    }
+  }
+  for (auto& t : tasks_) {
+    try {
+      if (active_) t->spout->deactivate();
+      t->spout->close();
+    } catch (const std::exception& e) {
+      report_error(t->id, std::string("close threw: ") + e.what());
+    }
+  }
+}
+
+void SpoutExecutor::apply_activation() {
+  const bool want = want_active_.load(std::memory_order_relaxed);
+  if (want == active_) return;
+  active_ = want;
+  for (auto& t : tasks_) {
+    try {
+      if (want) {
+        t->spout->activate();
+      } else {
+        t->spout->deactivate();
+      }
+    } catch (const std::exception& e) {
+      report_error(t->id, std::string(want ? "activate" : "deactivate") + " threw: " + e.what());
+    }
+  }
+}
+
+bool SpoutExecutor::call_next_tuple() {
+  const auto max_pending = static_cast<std::uint32_t>(env_.plan->settings.max_spout_pending);
+  bool emitted = false;
+  for (auto& t : tasks_) {
+    for (std::size_t i = 0; i < burst_; ++i) {
+      if (transfer_.has_backlog()) return emitted;
+      if (max_pending > 0 && t->pending >= max_pending) break;
+      const std::uint64_t before = emits_;
+      try {
+        t->spout->next_tuple();
+      } catch (const std::exception& e) {
+        report_error(t->id, std::string("next_tuple threw: ") + e.what());
+        break;
+      }
+      if (emits_ == before) break;
+      emitted = true;
+    }
+  }
+  return emitted;
+}
+
+bool SpoutExecutor::drain_queue() {
+  bool any = false;
+  Batch batch;
+  for (int i = 0; i < 16 && queue_.try_pop(batch); ++i) {
+    any = true;
+    for (auto& e : batch) handle(e);
+  }
+  return any;
+}
+
+void SpoutExecutor::handle(Envelope& e) {
+  if (e.kind == MessageKind::kAckComplete) {
+    complete(e.root, true);
+  } else if (e.kind == MessageKind::kAckFailed) {
+    complete(e.root, false);
+  }
+}
+
+void SpoutExecutor::complete(std::uint64_t root, bool acked) {
+  Pending* p = pending_.find(root);
+  if (p == nullptr) return;  // already timed out
+  Task& t = *tasks_[static_cast<std::size_t>(p->task)];
+  Value msg_id = std::move(p->msg_id);
+  const std::int64_t emitted_ns = p->emitted_ns;
+  pending_.erase(root);
+  --t.pending;
+  in_flight_.store(pending_.size(), std::memory_order_relaxed);
+  try {
+    if (acked) {
+      bump(stats_.acked);
+      bump(stats_.complete_ns, static_cast<std::uint64_t>(now_ns() - emitted_ns));
+      bump(stats_.complete_samples);
+      t.spout->ack(msg_id);
+    } else {
+      bump(stats_.failed);
+      t.spout->fail(msg_id);
+    }
+  } catch (const std::exception& e) {
+    report_error(t.id, std::string(acked ? "ack" : "fail") + " threw: " + e.what());
+  }
+}
+
+void SpoutExecutor::expire_timed_out(std::int64_t now) {
+  std::vector<std::uint64_t> expired;
+  pending_.for_each([&](std::uint64_t root, Pending& p) {
+    if (now - p.emitted_ns >= timeout_ns_) expired.push_back(root);
+  });
+  for (std::uint64_t root : expired) complete(root, false);
+}
+
+void SpoutExecutor::ack_unreliable() {
+  if (immediate_acks_.empty()) return;
+  std::vector<std::pair<int, Value>> acks;
+  acks.swap(immediate_acks_);
+  for (auto& [task, msg_id] : acks) {
+    bump(stats_.acked);
+    try {
+      tasks_[static_cast<std::size_t>(task)]->spout->ack(msg_id);
+    } catch (const std::exception& e) {
+      report_error(tasks_[static_cast<std::size_t>(task)]->id,
+                   std::string("ack threw: ") + e.what());
+    }
+  }
+}
+
+}  // namespace rstorm::worker

@@ -1,0 +1,139 @@
+#include "rstorm/worker/topology_plan.hpp"
+
+#include <algorithm>
+
+namespace rstorm::worker {
+namespace {
+
+api::Result<RuntimeSettings> read_settings(const Config& c) {
+  RuntimeSettings s;
+  try {
+    s.acker_executors = static_cast<int>(c.get_int(keys::kTopologyAckerExecutors, 1));
+    s.message_timeout = std::chrono::seconds(c.get_int(keys::kTopologyMessageTimeoutSecs, 30));
+    s.max_spout_pending = static_cast<int>(c.get_int(keys::kTopologyMaxSpoutPending, 0));
+    s.receive_buffer_size =
+        static_cast<std::size_t>(c.get_int(keys::kTopologyExecutorReceiveBufferSize, 8192));
+    s.batch_size = static_cast<std::size_t>(c.get_int(keys::kTopologyTransferBatchSize, 256));
+    s.flush_interval = std::chrono::microseconds(
+        1000 * c.get_int(keys::kTopologyBatchFlushIntervalMillis, 1));
+  } catch (const ConfigError& e) {
+    return api::Status::error(e.what());
+  }
+  if (s.acker_executors < 0) {
+    return api::Status::error(std::string(keys::kTopologyAckerExecutors) +
+                              " must not be negative, got " + std::to_string(s.acker_executors));
+  }
+  if (s.message_timeout.count() < 1) {
+    return api::Status::error(std::string(keys::kTopologyMessageTimeoutSecs) +
+                              " must be at least 1, got " +
+                              std::to_string(s.message_timeout.count()));
+  }
+  if (s.batch_size < 1 || s.batch_size > 65536) s.batch_size = 256;
+  if (s.receive_buffer_size < s.batch_size) s.receive_buffer_size = s.batch_size * 2;
+  return s;
+}
+
+// Assigns task ids: components in id order, then the ackers.
+void assign_tasks(TopologyPlan& plan, const Topology& topology) {
+  auto layout = std::make_shared<TaskLayout>();
+  layout->task_component.push_back("");  // id 0 is unused
+  int next = 1;
+  auto add_component = [&](std::unique_ptr<ComponentPlan> cp, int tasks, int parallelism) {
+    for (int i = 0; i < tasks; ++i) {
+      cp->tasks.emplace_back(next++);
+      layout->task_component.push_back(cp->id);
+    }
+    layout->component_tasks[cp->id] = cp->tasks;
+    // Tasks split into contiguous ranges, one per executor.
+    for (int e = 0; e < parallelism; ++e) {
+      ExecutorPlan ep;
+      ep.index = static_cast<int>(plan.executors.size());
+      ep.component = cp.get();
+      for (int i = tasks * e / parallelism; i < tasks * (e + 1) / parallelism; ++i) {
+        ep.tasks.push_back(cp->tasks[static_cast<std::size_t>(i)]);
+      }
+      if (!ep.tasks.empty()) plan.executors.push_back(std::move(ep));
+    }
+    plan.components.push_back(std::move(cp));
+  };
+  for (const auto& spec : topology.components()) {
+    auto cp = std::make_unique<ComponentPlan>();
+    cp->id = spec.id;
+    cp->role = spec.kind == ComponentKind::kSpout ? ExecutorRole::kSpout : ExecutorRole::kBolt;
+    cp->config = plan.config;
+    cp->config.merge(spec.config);
+    add_component(std::move(cp), spec.num_tasks, std::min(spec.parallelism, spec.num_tasks));
+  }
+  if (plan.settings.acker_executors > 0) {
+    auto acker = std::make_unique<ComponentPlan>();
+    acker->id = std::string(kAckerComponent);
+    acker->role = ExecutorRole::kAcker;
+    acker->config = plan.config;
+    int n = plan.settings.acker_executors;
+    add_component(std::move(acker), n, n);
+    plan.acker_tasks = plan.components.back()->tasks;
+  }
+  plan.task_executor.assign(static_cast<std::size_t>(next), -1);
+  for (const auto& ep : plan.executors) {
+    for (TaskId t : ep.tasks) plan.task_executor[static_cast<std::size_t>(t.value)] = ep.index;
+  }
+  plan.layout = std::move(layout);
+}
+
+// Builds every component's output streams and their subscribers.
+void build_routes(TopologyPlan& plan, const Topology& topology) {
+  for (const auto& spec : topology.components()) {
+    ComponentPlan* cp = nullptr;
+    for (auto& c : plan.components) {
+      if (c->id == spec.id) cp = c.get();
+    }
+    for (const auto& s : spec.streams) {
+      auto route = std::make_unique<StreamRoute>();
+      route->info = StreamInfo{spec.id, s.id, s.fields, false};
+      route->direct = s.direct;
+      cp->streams.push_back(std::move(route));
+    }
+  }
+  for (const auto& spec : topology.components()) {
+    const ComponentPlan* subscriber = plan.find_component(spec.id);
+    for (const auto& in : spec.inputs) {
+      auto* source = const_cast<ComponentPlan*>(plan.find_component(in.component));
+      auto* route = const_cast<StreamRoute*>(source->find_stream(in.stream));
+      Subscription sub;
+      sub.component = spec.id;
+      sub.type = in.grouping.type;
+      sub.tasks = subscriber->tasks;
+      sub.local_tasks = subscriber->tasks;  // one worker: every task is local
+      for (const auto& f : in.grouping.fields) {
+        sub.field_indices.push_back(static_cast<int>(*route->info.fields.index_of(f)));
+      }
+      sub.counter_index = plan.num_counters++;
+      route->subscriptions.push_back(std::move(sub));
+    }
+  }
+}
+
+}  // namespace
+
+const ComponentPlan* TopologyPlan::find_component(std::string_view id) const {
+  for (const auto& c : components) {
+    if (c->id == id) return c.get();
+  }
+  return nullptr;
+}
+
+api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, const Config& config,
+                                                     const Topology& topology) {
+  auto plan = std::make_unique<TopologyPlan>();
+  plan->name = name;
+  plan->config = config;
+  plan->config.set(std::string(keys::kTopologyName), name, "submit");
+  auto settings = read_settings(plan->config);
+  if (!settings.ok()) return settings.status();
+  plan->settings = *settings;
+  assign_tasks(*plan, topology);
+  build_routes(*plan, topology);
+  return plan;
+}
+
+}  // namespace rstorm::worker

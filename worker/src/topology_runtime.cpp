@@ -1,0 +1,157 @@
+#include "rstorm/worker/topology_runtime.hpp"
+
+#include <thread>
+
+#include "rstorm/worker/acker_executor.hpp"
+#include "rstorm/worker/bolt_executor.hpp"
+#include "rstorm/worker/spout_executor.hpp"
+
+namespace rstorm::worker {
+namespace {
+
+// One instance per task, made by the component's factory.
+template <typename T, typename Make>
+api::Result<std::vector<std::unique_ptr<T>>> make_instances(const ExecutorPlan& ep, Make make) {
+  std::vector<std::unique_ptr<T>> out;
+  const std::string& id = ep.component->id;
+  for (std::size_t i = 0; i < ep.tasks.size(); ++i) {
+    try {
+      auto instance = make(id);
+      if (!instance) {
+        return api::Status::error("component '" + id + "': its factory returned no instance");
+      }
+      out.push_back(std::move(instance));
+    } catch (const std::exception& e) {
+      return api::Status::error("component '" + id + "': its factory threw: " + e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
+    const std::string& name, const Config& config, const Topology& topology,
+    std::shared_ptr<spdlog::logger> logger, std::uint64_t seed) {
+  auto plan = make_plan(name, config, topology);
+  if (!plan.ok()) return plan.status();
+  std::unique_ptr<TopologyRuntime> rt(new TopologyRuntime(topology));
+  rt->plan_ = std::move(plan).value();
+  rt->env_.plan = rt->plan_.get();
+  rt->env_.task_sink = rt->plan_->task_executor;
+  rt->env_.sinks.assign(rt->plan_->executors.size(), nullptr);
+  rt->env_.logger = std::move(logger);
+  rt->env_.stopping = &rt->stopping_;
+  try {
+    for (const auto& ep : rt->plan_->executors) {
+      const std::uint64_t s = seed ^ (0x9e3779b97f4a7c15ULL * (ep.index + 1));
+      std::unique_ptr<Executor> ex;
+      if (ep.component->role == ExecutorRole::kSpout) {
+        auto spouts = make_instances<Spout>(
+            ep, [&](const std::string& id) { return topology.create_spout(id); });
+        if (!spouts.ok()) return spouts.status();
+        ex = std::make_unique<SpoutExecutor>(rt->env_, ep, std::move(spouts).value(), s);
+      } else if (ep.component->role == ExecutorRole::kBolt) {
+        auto bolts = make_instances<Bolt>(
+            ep, [&](const std::string& id) { return topology.create_bolt(id); });
+        if (!bolts.ok()) return bolts.status();
+        ex = std::make_unique<BoltExecutor>(rt->env_, ep, std::move(bolts).value(), s);
+      } else {
+        ex = std::make_unique<AckerExecutor>(rt->env_, ep, s);
+      }
+      rt->env_.sinks[static_cast<std::size_t>(ep.index)] = &ex->queue();
+      rt->executors_.push_back(std::move(ex));
+    }
+  } catch (const ConfigError& e) {
+    return api::Status::error(e.what());
+  }
+  return rt;
+}
+
+TopologyRuntime::~TopologyRuntime() { stop(); }
+
+void TopologyRuntime::start() {
+  started_ = std::chrono::steady_clock::now();
+  running_ = true;
+  for (auto& ex : executors_) ex->start();
+}
+
+void TopologyRuntime::activate() {
+  for (auto& ex : executors_) ex->set_active(true);
+}
+
+void TopologyRuntime::deactivate() {
+  for (auto& ex : executors_) ex->set_active(false);
+}
+
+void TopologyRuntime::stop() {
+  if (!running_) return;
+  running_ = false;
+  stopping_.store(true, std::memory_order_relaxed);
+  for (auto& ex : executors_) ex->stop();
+  for (auto& ex : executors_) ex->join();
+}
+
+std::uint64_t TopologyRuntime::in_flight() const {
+  std::uint64_t n = 0;
+  for (const auto& ex : executors_) n += ex->in_flight();
+  return n;
+}
+
+void TopologyRuntime::deliver(Batch&& batch) {
+  std::vector<Batch> per_executor(executors_.size());
+  for (auto& e : batch) {
+    const int d = env_.task_sink[static_cast<std::size_t>(e.dest.value)];
+    per_executor[static_cast<std::size_t>(d)].push_back(std::move(e));
+  }
+  for (std::size_t i = 0; i < per_executor.size(); ++i) {
+    Batch& b = per_executor[i];
+    while (!b.empty() && !executors_[i]->queue().try_push(b)) {
+      if (stopping_.load(std::memory_order_relaxed)) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
+TopologyStats TopologyRuntime::stats() const {
+  TopologyStats out;
+  out.name = plan_->name;
+  out.uptime_secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  out.in_flight = in_flight();
+  for (const auto& c : plan_->components) {
+    ComponentStats cs;
+    cs.id = c->id;
+    cs.is_spout = c->role == ExecutorRole::kSpout;
+    cs.is_system = c->role == ExecutorRole::kAcker;
+    cs.tasks = static_cast<int>(c->tasks.size());
+    std::uint64_t exec_ns = 0, exec_n = 0, complete_ns = 0, complete_n = 0;
+    for (const auto& ex : executors_) {
+      if (ex->plan().component != c.get()) continue;
+      const ExecutorStats& s = ex->stats();
+      auto get = [](const std::atomic<std::uint64_t>& a) {
+        return a.load(std::memory_order_relaxed);
+      };
+      ++cs.executors;
+      cs.emitted += get(s.emitted);
+      cs.transferred += get(s.transferred);
+      cs.acked += get(s.acked);
+      cs.failed += get(s.failed);
+      cs.executed += get(s.executed);
+      cs.errors += get(s.errors);
+      cs.backpressure_waits += get(s.backpressure_waits);
+      exec_ns += get(s.execute_ns);
+      exec_n += get(s.execute_samples);
+      complete_ns += get(s.complete_ns);
+      complete_n += get(s.complete_samples);
+    }
+    cs.execute_latency_ms = exec_n ? exec_ns / 1e6 / static_cast<double>(exec_n) : 0;
+    cs.complete_latency_ms = complete_n ? complete_ns / 1e6 / static_cast<double>(complete_n) : 0;
+    const double count = static_cast<double>(cs.is_spout ? cs.emitted : cs.executed);
+    cs.throughput = out.uptime_secs > 0 ? count / out.uptime_secs : 0;
+    out.components.push_back(std::move(cs));
+  }
+  return out;
+}
+
+}  // namespace rstorm::worker

@@ -1,0 +1,60 @@
+#include "rstorm/worker/transfer.hpp"
+
+#include <chrono>
+#include <thread>
+
+namespace rstorm::worker {
+
+Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
+                   const std::vector<int>* task_sink,
+                   std::size_t batch_size, Mode mode, ExecutorStats* stats,
+                   const std::atomic<bool>* stopping)
+    : sinks_(sinks),
+      task_sink_(task_sink),
+      batch_size_(batch_size),
+      mode_(mode),
+      stats_(stats),
+      stopping_(stopping),
+      pending_(num_sinks),
+      dirty_flag_(num_sinks, 0) {}
+
+bool Transfer::push(int d) {
+  Batch& b = pending_[static_cast<std::size_t>(d)];
+  TupleSink* sink = (*sinks_)[static_cast<std::size_t>(d)];
+  if (sink->try_push(b)) return true;
+  if (mode_ == Mode::kNonBlocking) {
+    backlog_ = true;
+    return false;
+  }
+  bump(stats_->backpressure_waits);
+  for (int round = 0;; ++round) {
+    if (stopping_->load(std::memory_order_relaxed)) {
+      b.clear();  // the topology is going away
+      return true;
+    }
+    if (round < 32) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(round < 256 ? 20 : 200));
+    }
+    if (sink->try_push(b)) return true;
+  }
+}
+
+bool Transfer::flush() {
+  backlog_ = false;
+  std::size_t kept = 0;
+  for (int d : dirty_) {
+    Batch& b = pending_[static_cast<std::size_t>(d)];
+    if (!b.empty() && !push(d)) {
+      dirty_[kept++] = d;  // still pending: keep it listed
+      continue;
+    }
+    dirty_flag_[static_cast<std::size_t>(d)] = 0;
+  }
+  dirty_.resize(kept);
+  backlog_ = kept > 0;
+  return kept == 0;
+}
+
+}  // namespace rstorm::worker
