@@ -1,0 +1,88 @@
+// A bolt that throws: the input fails, the error is counted and logged with
+// its context, and the rest of the topology is unaffected.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "test_helpers.hpp"
+
+namespace rstorm {
+namespace {
+
+using testing::counting_spout;
+using testing::eventually;
+using testing::Ledger;
+using testing::recording_bolt;
+
+TEST(BoltException, ThrowingBoltFailsInputCountsErrorAndOthersCarryOn) {
+  auto ledger = std::make_shared<Ledger>();
+  auto thrower_seen = std::make_shared<Ledger>();
+  auto bystander = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(ledger, 100, true));
+  b.set_bolt("thrower", recording_bolt(thrower_seen, [](const Tuple& t, OutputCollector& out) {
+               if (t.get_int(0) % 10 == 3) throw std::runtime_error("bad input");
+               out.ack(t);
+             }))
+      .shuffle_grouping("numbers");
+  b.set_bolt("bystander", recording_bolt(bystander)).shuffle_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  Config conf;
+  conf.set("topology.message.timeout.secs", 120);
+  LocalCluster cluster(LocalClusterOptions{logger, 7});
+  ASSERT_TRUE(cluster.submit("errs", conf, *t).is_ok());
+  ASSERT_TRUE(eventually(
+      [&] { return ledger->acked_total() + ledger->failed_total() == 100; }));
+  auto stats = cluster.stats("errs");
+  ASSERT_TRUE(cluster.kill("errs").is_ok());
+
+  EXPECT_EQ(ledger->failed_total(), 10u);
+  EXPECT_EQ(ledger->acked_total(), 90u);
+  for (const auto& [id, n] : ledger->fails) ASSERT_EQ(id % 10, 3);
+  EXPECT_EQ(stats->component("thrower")->errors, 10u);
+  EXPECT_EQ(stats->component("thrower")->failed, 10u);
+  EXPECT_EQ(stats->component("thrower")->executed, 100u);
+  EXPECT_EQ(stats->component("bystander")->errors, 0u);
+  EXPECT_EQ(stats->component("bystander")->executed, 100u);
+  EXPECT_EQ(bystander->received_total(), 100u);
+  logger->flush();
+  EXPECT_NE(log.str().find("[topology=errs component=thrower task=3] execute threw: bad input"),
+            std::string::npos)
+      << log.str();
+}
+
+TEST(BoltException, EmitOnUndeclaredStreamFailsInputNamingStream) {
+  auto ledger = std::make_shared<Ledger>();
+  auto sink = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(ledger, 5, true));
+  b.set_bolt("wrong", recording_bolt(sink, [](const Tuple& t, OutputCollector& out) {
+               out.emit("nowhere", t, {1});
+             }))
+      .shuffle_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  LocalCluster cluster(LocalClusterOptions{logger, 7});
+  ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return ledger->failed_total() == 5; }));
+  ASSERT_TRUE(cluster.kill("t").is_ok());
+  logger->flush();
+  EXPECT_NE(log.str().find("component 'wrong' emitted to stream 'nowhere', which it does not "
+                           "declare (streams: default)"),
+            std::string::npos)
+      << log.str();
+}
+
+}  // namespace
+}  // namespace rstorm

@@ -1,0 +1,93 @@
+// The runtime's building blocks on their own: the receive queue and the ack table.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <thread>
+
+#include "rstorm/worker/ack_table.hpp"
+#include "rstorm/worker/receive_queue.hpp"
+
+namespace rstorm::worker {
+namespace {
+
+Batch batch_of(std::int32_t producer, std::int64_t first, int n) {
+  Batch b;
+  for (int i = 0; i < n; ++i) {
+    Envelope e;
+    e.dest = TaskId(producer);
+    e.root = static_cast<std::uint64_t>(first + i);
+    b.push_back(std::move(e));
+  }
+  return b;
+}
+
+TEST(ReceiveQueue, FullQueueRefusesWithoutTakingTheBatch) {
+  ReceiveQueue q(2);
+  Batch a = batch_of(0, 0, 3), b = batch_of(0, 3, 3), c = batch_of(0, 6, 3);
+  EXPECT_TRUE(q.try_push(a));
+  EXPECT_TRUE(q.try_push(b));
+  EXPECT_FALSE(q.try_push(c));
+  EXPECT_EQ(c.size(), 3u);  // untouched: the producer keeps it
+  EXPECT_EQ(q.depth(), 2u);
+  Batch out;
+  ASSERT_TRUE(q.try_pop(out));
+  EXPECT_EQ(out.front().root, 0u);
+  EXPECT_TRUE(q.try_push(c));
+}
+
+TEST(ReceiveQueue, ManyProducersLoseNothingAndKeepPerProducerOrder) {
+  ReceiveQueue q(8);
+  constexpr int kProducers = 3, kBatches = 2000, kPerBatch = 16;
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&q, p] {
+      for (int i = 0; i < kBatches; ++i) {
+        Batch b = batch_of(p, static_cast<std::int64_t>(i) * kPerBatch, kPerBatch);
+        while (!q.try_push(b)) std::this_thread::yield();
+      }
+    });
+  }
+  std::vector<std::uint64_t> next(kProducers, 0);
+  std::size_t received = 0;
+  Batch out;
+  while (received < static_cast<std::size_t>(kProducers * kBatches * kPerBatch)) {
+    if (!q.try_pop(out)) {
+      q.park(std::chrono::microseconds(100));
+      continue;
+    }
+    for (const auto& e : out) {
+      ASSERT_EQ(e.root, next[static_cast<std::size_t>(e.dest.value)]++);
+      ++received;
+    }
+  }
+  for (auto& t : producers) t.join();
+  EXPECT_FALSE(q.try_pop(out));
+}
+
+TEST(AckTable, MatchesAMapUnderRandomInsertsAndErases) {
+  AckTable<std::uint64_t> table(16);
+  std::map<std::uint64_t, std::uint64_t> model;
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 200000; ++i) {
+    std::uint64_t key = rng() % 5000 + 1;
+    if (rng() % 3 == 0) {
+      EXPECT_EQ(table.erase(key), model.erase(key) == 1);
+    } else {
+      table.get_or_insert(key) ^= i;
+      model[key] ^= i;
+    }
+  }
+  EXPECT_EQ(table.size(), model.size());
+  for (const auto& [k, v] : model) {
+    auto* found = table.find(k);
+    ASSERT_NE(found, nullptr);
+    ASSERT_EQ(*found, v);
+  }
+  std::size_t visited = 0;
+  table.for_each([&](std::uint64_t, std::uint64_t&) { ++visited; });
+  EXPECT_EQ(visited, model.size());
+}
+
+}  // namespace
+}  // namespace rstorm::worker

@@ -1,0 +1,237 @@
+// Every grouping, end to end through LocalCluster: which task gets which tuple.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "rstorm/worker/field_hash.hpp"
+#include "test_helpers.hpp"
+
+namespace rstorm {
+namespace {
+
+using testing::counting_spout;
+using testing::eventually;
+using testing::Ledger;
+using testing::recording_bolt;
+
+// Emits {key, n} for n = 0 .. limit-1 with key = "k" + (n % keys).
+class KeySpout : public Spout {
+ public:
+  KeySpout(std::int64_t limit, int keys) : limit_(limit), keys_(keys) {}
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector& c) override { out_ = &c; }
+  void next_tuple() override {
+    if (n_ >= limit_) return;
+    out_->emit({"k" + std::to_string(n_ % keys_), n_});
+    ++n_;
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields{"key", "n"}); }
+
+ private:
+  SpoutOutputCollector* out_ = nullptr;
+  std::int64_t limit_;
+  int keys_;
+  std::int64_t n_ = 0;
+};
+
+// Runs `topology` until the ledger holds `expected` tuples, then kills it.
+void run_until(const Topology& topology, Ledger& ledger, std::size_t expected) {
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", Config(), topology).is_ok());
+  ASSERT_TRUE(eventually([&] { return ledger.received_total() >= expected; }));
+  ASSERT_TRUE(cluster.kill("t").is_ok());
+  EXPECT_EQ(ledger.received_total(), expected);
+}
+
+std::map<std::string, std::set<std::int32_t>> key_tasks(Ledger& ledger) {
+  std::map<std::string, std::set<std::int32_t>> out;
+  for (const auto& [task, tuples] : ledger.received) {
+    for (const auto& t : tuples) out[t.get_string(0)].insert(task);
+  }
+  return out;
+}
+
+TEST(Groupings, FieldsGroupingSendsSameKeyToSameTaskAcrossRuns) {
+  std::map<std::string, std::set<std::int32_t>> first;
+  for (int run = 0; run < 2; ++run) {
+    auto ledger = std::make_shared<Ledger>();
+    TopologyBuilder b;
+    b.set_spout("keys", [] { return std::make_unique<KeySpout>(20000, 50); });
+    b.set_bolt("sink", recording_bolt(ledger), 2)
+        .set_num_tasks(4)
+        .fields_grouping("keys", Fields{"key"});
+    auto t = b.build();
+    ASSERT_TRUE(t.ok());
+    run_until(*t, *ledger, 20000);
+    auto tasks = key_tasks(*ledger);
+    ASSERT_EQ(tasks.size(), 50u);
+    std::set<std::int32_t> used;
+    for (const auto& [key, set] : tasks) {
+      ASSERT_EQ(set.size(), 1u) << "key " << key << " went to several tasks";
+      used.insert(*set.begin());
+    }
+    EXPECT_EQ(used.size(), 4u);  // 50 keys spread over all four tasks
+    if (run == 0) {
+      first = tasks;
+    } else {
+      EXPECT_EQ(tasks, first);  // same key -> same task, run after run
+    }
+  }
+}
+
+TEST(Groupings, FieldsHashIsStableAcrossProcessesAndVersions) {
+  // Fixed values: a change here moves keys between tasks for running users.
+  const int idx[] = {0};
+  EXPECT_EQ(worker::fields_hash(Values{"apple"}, idx), 15087377643208141511ULL);
+  EXPECT_EQ(worker::fields_hash(Values{std::int64_t{42}}, idx), 11681803648414190572ULL);
+  const int two[] = {1, 0};
+  EXPECT_NE(worker::fields_hash(Values{"a", "b"}, two), worker::fields_hash(Values{"b", "a"}, two));
+}
+
+TEST(Groupings, ShuffleGroupingIsEvenOver100kTuples) {
+  auto ledger = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(ledger, 100000, false));
+  b.set_bolt("sink", recording_bolt(ledger), 4).shuffle_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  run_until(*t, *ledger, 100000);
+  ASSERT_EQ(ledger->received.size(), 4u);
+  for (const auto& [task, tuples] : ledger->received) {
+    EXPECT_NEAR(static_cast<double>(tuples.size()), 25000.0, 25000.0 * 0.05) << "task " << task;
+  }
+}
+
+TEST(Groupings, AllGroupingSendsEveryTupleToEveryTask) {
+  auto ledger = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(ledger, 1000, false));
+  b.set_bolt("sink", recording_bolt(ledger), 3).all_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  run_until(*t, *ledger, 3000);
+  ASSERT_EQ(ledger->received.size(), 3u);
+  for (const auto& [task, tuples] : ledger->received) {
+    std::set<std::int64_t> seen;
+    for (const auto& tuple : tuples) seen.insert(tuple.get_int(0));
+    EXPECT_EQ(seen.size(), 1000u) << "task " << task;
+  }
+}
+
+TEST(Groupings, GlobalGroupingSendsEverythingToLowestTask) {
+  auto ledger = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(ledger, 1000, false));
+  b.set_bolt("sink", recording_bolt(ledger), 3).global_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  run_until(*t, *ledger, 1000);
+  ASSERT_EQ(ledger->received.size(), 1u);
+  // Tasks: numbers = 1, sink = 2, 3, 4 (ids in component order).
+  EXPECT_EQ(ledger->received.begin()->first, 2);
+}
+
+// Sends each n to the sink task n % tasks with emit_direct.
+class DirectSpout : public Spout {
+ public:
+  void open(const Config&, const TopologyContext& ctx, SpoutOutputCollector& c) override {
+    out_ = &c;
+    targets_ = ctx.component_tasks("sink");
+  }
+  void next_tuple() override {
+    if (n_ >= 999) return;
+    out_->emit_direct(targets_[static_cast<std::size_t>(n_) % targets_.size()], {n_});
+    ++n_;
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(true, Fields{"n"}); }
+
+ private:
+  SpoutOutputCollector* out_ = nullptr;
+  std::vector<TaskId> targets_;
+  std::int64_t n_ = 0;
+};
+
+TEST(Groupings, DirectGroupingDeliversToTheChosenTask) {
+  auto ledger = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", [] { return std::make_unique<DirectSpout>(); });
+  b.set_bolt("sink", recording_bolt(ledger), 3).direct_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  run_until(*t, *ledger, 999);
+  ASSERT_EQ(ledger->received.size(), 3u);
+  for (const auto& [task, tuples] : ledger->received) {
+    EXPECT_EQ(tuples.size(), 333u);
+    for (const auto& tuple : tuples) ASSERT_EQ(2 + tuple.get_int(0) % 3, task);
+  }
+}
+
+TEST(Groupings, LocalOrShuffleSpreadsOverLocalTasks) {
+  auto ledger = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(ledger, 9000, false));
+  b.set_bolt("sink", recording_bolt(ledger), 3).local_or_shuffle_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  run_until(*t, *ledger, 9000);
+  ASSERT_EQ(ledger->received.size(), 3u);
+  for (const auto& [task, tuples] : ledger->received) EXPECT_EQ(tuples.size(), 3000u);
+}
+
+TEST(Groupings, NoneGroupingDeliversEveryTupleOnce) {
+  auto ledger = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(ledger, 5000, false));
+  b.set_bolt("sink", recording_bolt(ledger), 2).none_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  run_until(*t, *ledger, 5000);
+  std::set<std::int64_t> seen;
+  for (const auto& [task, tuples] : ledger->received) {
+    for (const auto& tuple : tuples) seen.insert(tuple.get_int(0));
+  }
+  EXPECT_EQ(seen.size(), 5000u);
+}
+
+// Emits even numbers on "even" and odd ones on "odd".
+class TwoStreamSpout : public Spout {
+ public:
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector& c) override { out_ = &c; }
+  void next_tuple() override {
+    if (n_ >= 1000) return;
+    out_->emit(n_ % 2 ? "odd" : "even", {n_});
+    ++n_;
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override {
+    d.declare_stream("even", Fields{"n"});
+    d.declare_stream("odd", Fields{"n"});
+  }
+
+ private:
+  SpoutOutputCollector* out_ = nullptr;
+  std::int64_t n_ = 0;
+};
+
+TEST(Groupings, NamedStreamsReachOnlyTheirSubscribers) {
+  auto evens = std::make_shared<Ledger>();
+  auto odds = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", [] { return std::make_unique<TwoStreamSpout>(); });
+  b.set_bolt("evens", recording_bolt(evens)).shuffle_grouping("numbers", "even");
+  b.set_bolt("odds", recording_bolt(odds)).shuffle_grouping("numbers", "odd");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
+  ASSERT_TRUE(eventually(
+      [&] { return evens->received_total() == 500 && odds->received_total() == 500; }));
+  ASSERT_TRUE(cluster.kill("t").is_ok());
+  for (const auto& [task, tuples] : evens->received) {
+    for (const auto& tuple : tuples) ASSERT_EQ(tuple.get_int(0) % 2, 0);
+  }
+  for (const auto& [task, tuples] : odds->received) {
+    for (const auto& tuple : tuples) ASSERT_EQ(tuple.get_int(0) % 2, 1);
+  }
+}
+
+}  // namespace
+}  // namespace rstorm

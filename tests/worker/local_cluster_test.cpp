@@ -1,0 +1,149 @@
+// LocalCluster: submitting, naming errors, activation, ticks and shutdown.
+#include <gtest/gtest.h>
+
+#include "test_helpers.hpp"
+
+namespace rstorm {
+namespace {
+
+using testing::counting_spout;
+using testing::eventually;
+using testing::Ledger;
+using testing::recording_bolt;
+
+api::Result<Topology> simple(std::shared_ptr<Ledger> spout, std::shared_ptr<Ledger> sink,
+                             std::int64_t limit) {
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(spout, limit, false));
+  b.set_bolt("sink", recording_bolt(sink), 2).shuffle_grouping("numbers");
+  return b.build();
+}
+
+TEST(LocalCluster, DuplicateNameIsRefused) {
+  auto a = std::make_shared<Ledger>(), b = std::make_shared<Ledger>();
+  auto t = simple(a, b, 10);
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
+  auto again = cluster.submit("t", Config(), *t);
+  EXPECT_EQ(again.message(), "a topology named 't' is already running");
+  EXPECT_EQ(cluster.topologies(), std::vector<std::string>{"t"});
+}
+
+TEST(LocalCluster, UnknownTopologyIsNamed) {
+  LocalCluster cluster;
+  EXPECT_EQ(cluster.kill("ghost").message(), "no topology named 'ghost' is running");
+  EXPECT_EQ(cluster.stats("ghost").status().message(), "no topology named 'ghost' is running");
+}
+
+TEST(LocalCluster, FactoryThatThrowsFailsSubmitNamingComponent) {
+  auto a = std::make_shared<Ledger>();
+  int calls = 0;
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(a, 1, false));
+  // The builder calls the factory once to learn the streams; the runtime's call throws.
+  b.set_bolt("broken", [&calls]() -> std::unique_ptr<Bolt> {
+     if (++calls > 1) throw std::runtime_error("no database");
+     return std::make_unique<testing::RecordingBolt>(nullptr);
+   }).shuffle_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  EXPECT_EQ(cluster.submit("t", Config(), *t).message(),
+            "cannot run topology 't': component 'broken': its factory threw: no database");
+  EXPECT_TRUE(cluster.topologies().empty());
+}
+
+TEST(LocalCluster, WrongConfigTypeFailsSubmitNamingKey) {
+  auto a = std::make_shared<Ledger>(), b = std::make_shared<Ledger>();
+  auto t = simple(a, b, 1);
+  ASSERT_TRUE(t.ok());
+  Config conf;
+  conf.set("topology.max.spout.pending", "lots", "command line");
+  LocalCluster cluster;
+  auto status = cluster.submit("t", conf, *t);
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_NE(status.message().find("topology.max.spout.pending"), std::string::npos)
+      << status.message();
+}
+
+TEST(LocalCluster, KillDeactivatesClosesAndCleansUpEveryTask) {
+  auto spout = std::make_shared<Ledger>(), sink = std::make_shared<Ledger>();
+  auto t = simple(spout, sink, 1000);
+  ASSERT_TRUE(t.ok());
+  {
+    LocalCluster cluster;
+    ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
+    ASSERT_TRUE(eventually([&] { return sink->received_total() == 1000; }));
+    ASSERT_TRUE(cluster.kill("t", std::chrono::milliseconds(100)).is_ok());
+    EXPECT_TRUE(cluster.topologies().empty());
+  }
+  EXPECT_EQ(spout->opened.load(), 1);
+  EXPECT_EQ(spout->activated.load(), 1);
+  EXPECT_EQ(spout->deactivated.load(), 1);
+  EXPECT_EQ(spout->closed.load(), 1);
+  EXPECT_EQ(sink->cleaned_up.load(), 2);
+}
+
+TEST(LocalCluster, DeactivateStopsSpoutAndActivateResumesIt) {
+  auto spout = std::make_shared<Ledger>(), sink = std::make_shared<Ledger>();
+  auto t = simple(spout, sink, 1'000'000'000);
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return sink->received_total() > 0; }));
+  ASSERT_TRUE(cluster.deactivate("t").is_ok());
+  ASSERT_TRUE(eventually([&] { return spout->deactivated.load() == 1; }));
+  // Once deactivated, what was emitted drains and nothing more comes.
+  std::uint64_t emitted = 0;
+  ASSERT_TRUE(eventually([&] {
+    auto s = cluster.stats("t");
+    emitted = s->component("numbers")->emitted;
+    return s->component("sink")->executed == emitted;
+  }));
+  EXPECT_EQ(cluster.stats("t")->component("numbers")->emitted, emitted);
+  ASSERT_TRUE(cluster.activate("t").is_ok());
+  ASSERT_TRUE(eventually(
+      [&] { return cluster.stats("t")->component("numbers")->emitted > emitted; }));
+  EXPECT_EQ(spout->activated.load(), 2);
+}
+
+// Counts tick tuples; checks their source.
+class TickBolt : public Bolt {
+ public:
+  explicit TickBolt(std::shared_ptr<Ledger> l) : ledger_(std::move(l)) {}
+  void prepare(const Config&, const TopologyContext&, OutputCollector& c) override { out_ = &c; }
+  void execute(const Tuple& t) override {
+    if (t.is_tick() && t.source_component() == "__system" && t.source_stream() == "__tick" &&
+        t.get_int("rate_secs") == 1) {
+      std::lock_guard lock(ledger_->mutex);
+      ++ledger_->acks[0];
+    }
+    out_->ack(t);
+  }
+  void declare_output_fields(OutputFieldsDeclarer&) override {}
+
+ private:
+  std::shared_ptr<Ledger> ledger_;
+  OutputCollector* out_ = nullptr;
+};
+
+TEST(LocalCluster, TickTuplesArriveAtTheConfiguredFrequency) {
+  auto spout = std::make_shared<Ledger>(), ticks = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(spout, 0, false));
+  b.set_bolt("ticker", [ticks] { return std::make_unique<TickBolt>(ticks); })
+      .add_configuration("topology.tick.tuple.freq.secs", 1)
+      .shuffle_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(ticks->mutex);
+    return ticks->acks[0] >= 2;
+  }));
+}
+
+}  // namespace
+}  // namespace rstorm
