@@ -57,6 +57,8 @@ TEST(ConfigOverride, EmptyKeyIsRejected) {
 TEST(ConfigOverride, UnbalancedListIsRejected) {
   EXPECT_THROW((void)parse_config_override("k=[a, [b]"), ConfigError);
   EXPECT_THROW((void)parse_config_override("k=[a, , b]"), ConfigError);
+  EXPECT_THROW((void)parse_config_override("k=[1, 2"), ConfigError);
+  EXPECT_THROW((void)parse_config_override("k=\"open"), ConfigError);
 }
 
 TEST(ConfigOverride, IntegerOverflowIsRejected) {

@@ -189,9 +189,20 @@ ConfigValue parse_scalar_or_list(std::string_view text, std::string_view arg) {
   if (s.empty() || is_one_of(s, {"~", "null", "Null", "NULL"})) return nullptr;
   if (is_one_of(s, {"true", "True", "TRUE"})) return true;
   if (is_one_of(s, {"false", "False", "FALSE"})) return false;
-  if (s.size() >= 2 && s.front() == '[' && s.back() == ']') return parse_list(s, arg);
-  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
+  if (s.front() == '[') {
+    if (s.size() < 2 || s.back() != ']') {
+      throw ConfigError("config override '" + std::string(arg) + "': unbalanced list " +
+                        std::string(s));
+    }
+    return parse_list(s, arg);
+  }
+  if (s.front() == '"' || s.front() == '\'') {
+    if (s.size() < 2 || s.back() != s.front()) {
+      throw ConfigError("config override '" + std::string(arg) + "': unterminated quoted string " +
+                        std::string(s));
+    }
     return unquote(s, arg);
+  }
   if (auto i = parse_int(s, arg)) return *i;
   if (auto d = parse_double(s)) return *d;
   return std::string(s);

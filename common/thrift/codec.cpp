@@ -1,0 +1,31 @@
+#include "common/thrift/codec.hpp"
+
+namespace rstorm {
+
+std::map<std::string, thrift::ConfigEntry> config_to_thrift(const Config& config) {
+  std::map<std::string, thrift::ConfigEntry> out;
+  for (const auto& [key, entry] : config.entries()) {
+    thrift::ConfigEntry e;
+    e.value_yaml = entry.value.to_string();
+    e.origin = entry.origin;
+    out.emplace(key, std::move(e));
+  }
+  return out;
+}
+
+Result<Config> config_from_thrift(const std::map<std::string, thrift::ConfigEntry>& entries) {
+  Config config;
+  for (const auto& [key, entry] : entries) {
+    try {
+      auto [ignored, value] = parse_config_override("x=" + entry.value_yaml);
+      config.set(key, std::move(value), entry.origin);
+    } catch (const ConfigError& e) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "config key '" + key + "' (from " + entry.origin + ") has an unreadable value " +
+                        entry.value_yaml + ": " + e.what());
+    }
+  }
+  return config;
+}
+
+}  // namespace rstorm

@@ -1,0 +1,65 @@
+// Codecs between Thrift structs and bytes (compact protocol, in memory), used
+// for ZooKeeper node values and stored records; and between Config and its
+// Thrift form. Decoding never trusts its input: garbage, truncated bytes,
+// missing required fields or trailing bytes give an error naming the type,
+// never a crash or an unbounded allocation.
+//
+// Free functions, thread-safe.
+#pragma once
+
+#include <thrift/TApplicationException.h>
+#include <thrift/protocol/TCompactProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/status.hpp"
+#include "rstorm/config.hpp"
+#include "rstorm_thrift/rstorm_types.h"
+
+namespace rstorm {
+
+template <typename T>
+std::string encode_thrift(const T& value) {
+  auto buffer = std::make_shared<apache::thrift::transport::TMemoryBuffer>();
+  apache::thrift::protocol::TCompactProtocol protocol(buffer);
+  value.write(&protocol);
+  return buffer->getBufferAsString();
+}
+
+// `type_name` names T in errors ("SupervisorInfo").
+template <typename T>
+Result<T> decode_thrift(std::string_view bytes, std::string_view type_name) {
+  using apache::thrift::transport::TMemoryBuffer;
+  auto buffer = std::make_shared<TMemoryBuffer>(
+      reinterpret_cast<std::uint8_t*>(const_cast<char*>(bytes.data())),
+      static_cast<std::uint32_t>(bytes.size()), TMemoryBuffer::OBSERVE);
+  // No string or container can be longer than the input itself.
+  const auto limit = static_cast<std::int32_t>(std::min<std::size_t>(bytes.size(), INT32_MAX));
+  apache::thrift::protocol::TCompactProtocol protocol(buffer, limit, limit);
+  T value;
+  try {
+    value.read(&protocol);
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kInvalidArgument, "cannot decode " + std::string(type_name) + " from " +
+                                                   std::to_string(bytes.size()) +
+                                                   " bytes: " + e.what());
+  }
+  if (buffer->available_read() != 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "cannot decode " + std::string(type_name) + ": " +
+                      std::to_string(buffer->available_read()) + " trailing bytes after " +
+                      std::to_string(bytes.size() - buffer->available_read()));
+  }
+  return value;
+}
+
+// Config <-> map of YAML-rendered values with origins.
+std::map<std::string, thrift::ConfigEntry> config_to_thrift(const Config& config);
+// kInvalidArgument naming the key when a value does not parse.
+Result<Config> config_from_thrift(const std::map<std::string, thrift::ConfigEntry>& entries);
+
+}  // namespace rstorm

@@ -1,0 +1,330 @@
+// rstorm's wire and storage format: the Nimbus RPC service, and the structs
+// stored as ZooKeeper node values (encoded with the compact protocol, see
+// codec.hpp). Compiled at build time into the rstorm::thrift library.
+//
+// Compatibility: fields are never renumbered; new fields are optional or have
+// defaults, so an old reader skips what it does not know.
+
+namespace cpp rstorm.thrift
+
+// ------------------------------------------------------------ topology structure
+
+enum GroupingType {
+  SHUFFLE = 1,
+  FIELDS = 2,
+  ALL = 3,
+  GLOBAL = 4,
+  DIRECT = 5,
+  LOCAL_OR_SHUFFLE = 6,
+  NONE = 7,
+}
+
+enum ComponentKind {
+  SPOUT = 1,
+  BOLT = 2,
+}
+
+// One config value rendered as YAML (ConfigValue::to_string()), with the layer
+// it came from, so that errors on the other side still name the origin.
+struct ConfigEntry {
+  1: required string value_yaml,
+  2: string origin,
+}
+
+// An output stream of a component and its declared fields.
+struct StreamDef {
+  1: required string name,
+  2: required list<string> fields,
+  3: bool direct = false,
+}
+
+struct Grouping {
+  1: required GroupingType type,
+  2: optional list<string> fields,   // for FIELDS
+}
+
+// A subscription: this component consumes `stream` of `component`.
+struct InputDef {
+  1: required string component,
+  2: required string stream,
+  3: required Grouping grouping,
+}
+
+// What one executor of a component asks for (Storm's resource hints).
+struct ResourceRequest {
+  1: double onheap_mb = 128.0,
+  2: double offheap_mb = 0.0,
+  3: double cpu_pcore_percent = 10.0,
+  4: map<string, double> generic,    // e.g. "gpu.count" -> 1
+}
+
+struct ComponentDef {
+  1: required string id,
+  2: required ComponentKind kind,
+  3: list<StreamDef> streams,
+  4: list<InputDef> inputs,
+  5: i32 parallelism = 1,            // executors
+  6: i32 num_tasks = 0,              // 0: one task per executor
+  7: ResourceRequest resources,
+  8: map<string, ConfigEntry> config, // component-specific config
+}
+
+struct TopologyStructure {
+  1: required string name,
+  2: list<ComponentDef> components,
+}
+
+// ------------------------------------------------------------ cluster state
+
+// A supervisor's registration (value of supervisors/<id>, ephemeral).
+struct SupervisorInfo {
+  1: required string id,
+  2: required string host,
+  3: string rack = "default-rack",
+  4: double memory_capacity_mb,
+  5: double cpu_capacity,            // 100 points = one core
+  6: list<i32> slots,                // worker ports
+  7: map<string, double> generic_resources,
+  8: list<i32> used_slots,
+  9: i64 start_time_ms,
+  10: i64 heartbeat_time_ms,
+  11: string version,
+}
+
+struct WorkerSlot {
+  1: required string node_id,
+  2: required i32 port,
+}
+
+// A contiguous range of task ids run by one executor, as in Storm.
+struct ExecutorInfo {
+  1: required i32 task_start,
+  2: required i32 task_end,
+  3: string component,
+}
+
+struct ExecutorAssignment {
+  1: required ExecutorInfo executor,
+  2: required WorkerSlot slot,
+  3: ResourceRequest resources,
+}
+
+// Value of assignments/<topology-id>.
+struct Assignment {
+  1: required string topology_id,
+  2: list<ExecutorAssignment> executors,
+  3: map<string, string> node_hosts,  // supervisor id -> host
+  4: i64 assigned_time_ms,
+  5: string code_blob_key,
+  6: string code_sha256,
+  7: i64 version,                     // bumped on every reassignment
+}
+
+enum TopologyStatus {
+  ACTIVE = 1,
+  INACTIVE = 2,
+  KILLED = 3,
+  REBALANCING = 4,
+  UNSCHEDULABLE = 5,                  // submitted, but does not fit: see status_reason
+}
+
+// Value of topologies/<topology-id>.
+struct TopologyRecord {
+  1: required string id,
+  2: required string name,
+  3: TopologyStatus status = TopologyStatus.INACTIVE,
+  4: string status_reason,
+  5: i64 launch_time_ms,
+  6: string code_blob_key,
+  7: string code_sha256,
+  8: string structure_blob_key,
+  9: i32 num_workers,
+  10: map<string, i32> component_executors,
+  11: i32 priority = 29,
+  12: i32 kill_wait_secs,
+}
+
+// Value of workerbeats/<topology-id>/<supervisor-id>-<port>.
+struct WorkerHeartbeat {
+  1: required string topology_id,
+  2: required WorkerSlot slot,
+  3: list<ExecutorInfo> executors,
+  4: i64 time_ms,
+  5: i64 uptime_secs,
+}
+
+struct SupervisorHeartbeat {
+  1: required SupervisorInfo info,
+  2: list<WorkerHeartbeat> workers,
+}
+
+// ------------------------------------------------------------ summaries
+
+struct ErrorInfo {
+  1: required string component,
+  2: required string message,
+  3: i64 time_ms,
+  4: string host,
+  5: i32 port,
+  6: i32 task_id,
+}
+
+struct TopologySummary {
+  1: required string id,
+  2: required string name,
+  3: TopologyStatus status,
+  4: string status_reason,
+  5: i32 num_workers,
+  6: i32 num_executors,
+  7: i32 num_tasks,
+  8: i64 uptime_secs,
+  9: double requested_memory_mb,
+  10: double assigned_memory_mb,
+  11: double requested_cpu,
+  12: double assigned_cpu,
+}
+
+struct SupervisorSummary {
+  1: required SupervisorInfo info,
+  2: double used_memory_mb,
+  3: double used_cpu,
+  4: i32 num_used_workers,
+  5: i64 uptime_secs,
+}
+
+struct NimbusSummary {
+  1: required string host,
+  2: required i32 port,
+  3: bool is_leader,
+  4: i64 uptime_secs,
+  5: string version,
+}
+
+struct ClusterSummary {
+  1: list<SupervisorSummary> supervisors,
+  2: list<TopologySummary> topologies,
+  3: list<NimbusSummary> nimbuses,
+}
+
+struct ExecutorSummary {
+  1: required ExecutorInfo executor,
+  2: WorkerSlot slot,
+  3: string host,
+  4: i64 uptime_secs,
+}
+
+struct TopologyInfo {
+  1: required TopologySummary summary,
+  2: TopologyStructure structure,
+  3: map<string, ConfigEntry> config,
+  4: list<ExecutorSummary> executors,
+  5: list<ErrorInfo> errors,
+}
+
+// Use of one node against its capacity.
+struct NodeUsage {
+  1: required string node_id,
+  2: string host,
+  3: string rack,
+  4: double memory_used_mb,
+  5: double memory_capacity_mb,
+  6: double cpu_used,
+  7: double cpu_capacity,
+  8: list<i32> used_ports,
+}
+
+// How many communicating executor pairs sit how close to each other.
+struct NetworkCost {
+  1: i64 same_worker,
+  2: i64 same_node,
+  3: i64 same_rack,
+  4: i64 cross_rack,
+}
+
+struct TopologyPlacement {
+  1: required string topology_id,
+  2: Assignment assignment,
+  3: list<NodeUsage> nodes,
+  4: NetworkCost network,
+  5: string scheduler,                // "resource-aware" or "round-robin"
+  6: list<string> warnings,           // e.g. CPU overcommitted on node-3
+}
+
+// ------------------------------------------------------------ requests
+
+struct KillOptions {
+  1: optional i32 wait_secs,          // default topology.message.timeout.secs
+}
+
+struct RebalanceOptions {
+  1: optional i32 wait_secs,
+  2: optional i32 num_workers,
+  3: optional map<string, i32> num_executors,  // component -> executors
+}
+
+struct BlobSummary {
+  1: required string key,
+  2: i64 size,
+  3: string sha256,
+  4: i32 chunk_count,
+}
+
+struct DownloadHandle {
+  1: required string session,
+  2: BlobSummary blob,
+}
+
+// ------------------------------------------------------------ errors
+// Each message names the thing at fault ("topology 'wc' is not running").
+
+exception NotFoundException { 1: required string msg }
+exception AlreadyExistsException { 1: required string msg }
+exception InvalidTopologyException { 1: required string msg }
+exception CorruptBlobException { 1: required string msg }
+exception IllegalStateException { 1: required string msg }
+exception NotLeaderException {
+  1: required string msg,
+  2: string leader_host,              // where to retry, when known
+  3: i32 leader_port,
+}
+
+// ------------------------------------------------------------ the service
+
+service Nimbus {
+  // Returns the new topology id. The code must have been uploaded as code_blob_key.
+  string submitTopology(1: string name, 2: TopologyStructure structure,
+                        3: map<string, ConfigEntry> config, 4: string code_blob_key)
+      throws (1: AlreadyExistsException exists, 2: InvalidTopologyException invalid,
+              3: NotFoundException missing_code, 4: NotLeaderException not_leader),
+  void killTopology(1: string name, 2: KillOptions options)
+      throws (1: NotFoundException missing, 2: NotLeaderException not_leader),
+  void activate(1: string name)
+      throws (1: NotFoundException missing, 2: IllegalStateException state,
+              3: NotLeaderException not_leader),
+  void deactivate(1: string name)
+      throws (1: NotFoundException missing, 2: IllegalStateException state,
+              3: NotLeaderException not_leader),
+  void rebalance(1: string name, 2: RebalanceOptions options)
+      throws (1: NotFoundException missing, 2: InvalidTopologyException invalid,
+              3: IllegalStateException state, 4: NotLeaderException not_leader),
+
+  ClusterSummary getClusterInfo(),
+  TopologyInfo getTopologyInfo(1: string id) throws (1: NotFoundException missing),
+  TopologyPlacement getPlacement(1: string id) throws (1: NotFoundException missing),
+
+  // Code upload in chunks: begin returns an upload session; finish checks the
+  // total size and SHA-256 and publishes the blob.
+  string beginFileUpload(1: string blob_key)
+      throws (1: InvalidTopologyException invalid, 2: NotLeaderException not_leader),
+  void uploadChunk(1: string session, 2: binary chunk)
+      throws (1: NotFoundException missing, 2: InvalidTopologyException invalid),
+  BlobSummary finishFileUpload(1: string session, 2: i64 size, 3: string sha256)
+      throws (1: NotFoundException missing, 2: CorruptBlobException corrupt),
+  // Download: chunks in order; an empty chunk marks the end.
+  DownloadHandle beginFileDownload(1: string blob_key) throws (1: NotFoundException missing),
+  binary downloadChunk(1: string session) throws (1: NotFoundException missing),
+
+  NimbusSummary getLeader() throws (1: NotFoundException no_leader),
+  void supervisorHeartbeat(1: SupervisorHeartbeat heartbeat)
+      throws (1: NotLeaderException not_leader),
+}
