@@ -39,6 +39,15 @@ struct WorkerAssignment {
   double cpu = 0;
 };
 
+// An executor placed on a node without the CPU it asks: done only when no
+// node that can take it (memory, slots, generic resources) has the CPU free.
+struct CpuOvercommit {
+  ExecutorId executor;
+  NodeId node;
+  double asked = 0;  // CPU points, with a new worker's acker when one was opened
+  double free = 0;   // CPU points free on the node before (may be negative)
+};
+
 struct TopologyPlacement {
   TopologyId topology;
   Strategy strategy = Strategy::kResourceAware;
@@ -48,6 +57,7 @@ struct TopologyPlacement {
   std::vector<WorkerAssignment> workers;    // sorted by slot
   NetworkCost network;
   std::vector<std::string> warnings;        // CPU overcommit, round-robin memory overcommit
+  std::vector<CpuOvercommit> cpu_overcommits;  // resource-aware only
   int moved_executors = 0;                  // executors given a new slot by this call
 };
 

@@ -11,11 +11,14 @@
 namespace rstorm::scheduler {
 namespace {
 
-// Squared normalised network distance: (distance - 1) / 2 for the reference
-// distances same node 1, same rack 2, other rack 3.
+// Squared normalised network distances from the previous placement: same node
+// 0, same rack 0.5, other rack 2. Memory and CPU terms are each in [0, 1] while
+// a node can take the executor, so leaving the rack (2^2 = 4 > 1 + 1 + 0.25)
+// only happens when no node of the rack can take it; inside the rack, fit and
+// the same-node preference trade off. See README.md.
 constexpr double kNetSameNode = 0.0;
 constexpr double kNetSameRack = 0.25;
-constexpr double kNetOtherRack = 1.0;
+constexpr double kNetOtherRack = 4.0;
 constexpr double kEpsilon = 1e-9;
 
 double generic_free(const NodeState& node, const std::string& name) {
@@ -43,8 +46,10 @@ struct Candidate {
 
 class Placer {
  public:
-  Placer(ClusterState& state, AssignmentBuilder& builder, const TopologyRequest& request)
-      : state_(state),
+  Placer(ClusterState& state, AssignmentBuilder& builder, const TopologyRequest& request,
+         SearchMode mode)
+      : mode_(mode),
+        state_(state),
         builder_(builder),
         request_(request),
         mem_scale_(state.max_memory_mb()),
@@ -55,7 +60,8 @@ class Placer {
   }
 
   // Places every unplaced executor; the reason on failure, empty on success.
-  std::string run(std::vector<std::string>& warnings, int& moved);
+  std::string run(std::vector<std::string>& warnings, std::vector<CpuOvercommit>& overcommits,
+                  int& moved);
 
  private:
   using Key = std::pair<double, double>;  // (free memory, free CPU)
@@ -74,6 +80,7 @@ class Placer {
   std::uint32_t first_rack() const;
   std::string diagnose(const ExecutorRequest& e) const;
 
+  const SearchMode mode_;
   ClusterState& state_;
   AssignmentBuilder& builder_;
   const TopologyRequest& request_;
@@ -148,6 +155,15 @@ void Placer::consider(std::uint32_t n, double net, const ExecutorRequest& e, boo
 Candidate Placer::search(const ExecutorRequest& e, std::uint32_t ref_node, std::uint32_t ref_rack,
                          bool require_cpu) const {
   Candidate best;
+  if (mode_ == SearchMode::kExhaustive) {
+    for (std::uint32_t n = 0; n < state_.node_count(); ++n) {
+      const double net = n == ref_node                      ? kNetSameNode
+                         : state_.node(n).rack == ref_rack ? kNetSameRack
+                                                           : kNetOtherRack;
+      consider(n, net, e, require_cpu, best);
+    }
+    return best;
+  }
   // The reference rack, node by node (racks are small).
   for (std::uint32_t n : state_.rack_nodes(ref_rack)) {
     consider(n, n == ref_node ? kNetSameNode : kNetSameRack, e, require_cpu, best);
@@ -200,7 +216,8 @@ std::string Placer::diagnose(const ExecutorRequest& e) const {
          "heap room left";
 }
 
-std::string Placer::run(std::vector<std::string>& warnings, int& moved) {
+std::string Placer::run(std::vector<std::string>& warnings,
+                        std::vector<CpuOvercommit>& overcommits, int& moved) {
   const std::vector<std::uint32_t> order = executor_order(request_, builder_.executors());
   std::uint32_t ref_node = kNoNode;
   std::uint32_t ref_rack = state_.rack_count() == 0 ? 0 : first_rack();
@@ -216,11 +233,14 @@ std::string Placer::run(std::vector<std::string>& warnings, int& moved) {
     if (c.node == kNoNode && state_.rack_count() > 0) {
       c = search(e, ref_node, ref_rack, /*require_cpu=*/false);
       if (c.node != kNoNode) {
+        const CpuOvercommit o{ExecutorId(i), state_.node(c.node).spec->id, c.fit.cpu,
+                              state_.node(c.node).free_cpu};
+        overcommits.push_back(o);
         warnings.push_back("executor " + std::to_string(i) + " of '" + e.component +
-                           "' overcommits CPU on " + state_.node(c.node).spec->id.value() +
-                           ": asks " + format_amount(c.fit.cpu) + " points, " +
-                           format_amount(std::max(0.0, state_.node(c.node).free_cpu)) +
-                           " free; no node has that much CPU free");
+                           "' overcommits CPU on " + o.node.value() + ": asks " +
+                           format_amount(o.asked) + " points, " +
+                           format_amount(std::max(0.0, o.free)) +
+                           " free; no node that can take it has that much CPU free");
       }
     }
     if (c.node == kNoNode) return diagnose(e);
@@ -340,13 +360,15 @@ std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequ
   return {};
 }
 
-TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request) {
+TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request,
+                                          SearchMode mode) {
   AssignmentBuilder builder(state, request);
   builder.keep_current();
   std::vector<std::string> warnings;
   int moved = 0;
-  Placer placer(state, builder, request);
-  std::string reason = placer.run(warnings, moved);
+  Placer placer(state, builder, request, mode);
+  std::vector<CpuOvercommit> overcommits;
+  std::string reason = placer.run(warnings, overcommits, moved);
   if (!reason.empty()) {
     TopologyPlacement failed;
     failed.topology = request.id;
@@ -354,7 +376,9 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
     failed.reason = std::move(reason);
     return failed;
   }
-  return builder.finish(std::move(warnings), moved);
+  TopologyPlacement placed = builder.finish(std::move(warnings), moved);
+  placed.cpu_overcommits = std::move(overcommits);
+  return placed;
 }
 
 }  // namespace rstorm::scheduler

@@ -31,9 +31,16 @@ std::vector<std::uint32_t> executor_order(const TopologyRequest& request,
 std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequest& e,
                                    double worker_memory_mb);
 
-// Places the executors `builder` has not placed yet. On failure returns the
-// placement with scheduled == false and a reason; `state` is then partly
-// charged and must be discarded (callers work on a trial copy).
-TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request);
+// kIndexed walks the reference rack, then other racks by free memory with a
+// bound; kExhaustive evaluates every node for every executor (the definition,
+// kept to check that the index changes nothing).
+enum class SearchMode { kIndexed, kExhaustive };
+
+// Places the topology's executors (keeping those of request.current whose slot
+// still exists). On failure returns the placement with scheduled == false and
+// a reason; `state` is then partly charged and must be discarded (callers work
+// on a trial copy).
+TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request,
+                                          SearchMode mode = SearchMode::kIndexed);
 
 }  // namespace rstorm::scheduler

@@ -1,0 +1,144 @@
+// Runs the real `rstorm schedule` binary on the shipped paper cluster and
+// topologies and checks its output and exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+const std::string kSource = RSTORM_SOURCE_DIR;
+const std::string kBinary = RSTORM_BINARY;
+const std::string kCluster = kSource + "/conf/clusters/rstorm-paper.yaml";
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class ScheduleCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("rstorm-schedule-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  RunResult run(const std::string& args) {
+    const auto out = dir_ / "out", err = dir_ / "err";
+    const std::string cmd = "'" + kBinary + "' schedule " + args + " >'" + out.string() +
+                            "' 2>'" + err.string() + "' </dev/null";
+    const int status = std::system(cmd.c_str());
+    RunResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const auto path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ScheduleCommandTest, PrintsPlacementByRackNodeAndWorkerWithNetworkCost) {
+  RunResult r = run("--cluster " + kCluster + " " + kSource + "/examples/paper/linear-network.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("topology linear-network (resource-aware): scheduled, 20 executors in 5 "
+                       "workers on 2 nodes\n  rack rack-1\n    node node-1 (node-1.rack-1): "
+                       "memory 2176/4096 MB, cpu 390/400, slots 3/4\n      worker node-1:6700: "
+                       "heap 768/768 MB, off-heap 0 MB, cpu 150: spout[0] spout[1] b1[8] b2[12] "
+                       "b3[16] +1 acker\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  network: 64 communicating pairs: 13 same worker, 25 same node, 26 "
+                       "same rack, 0 cross rack (weighted cost 77)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("cluster: 12 nodes in 2 racks\n"), std::string::npos);
+  EXPECT_NE(r.out.find("    node-12 (node-12.rack-2): memory 0/4096 MB, cpu 0/400, slots 0/4\n"),
+            std::string::npos);
+}
+
+TEST_F(ScheduleCommandTest, JsonOutputAndRoundRobinBaseline) {
+  const std::string topology = kSource + "/examples/paper/star-network.yaml";
+  RunResult ra = run("--json --cluster " + kCluster + " " + topology);
+  RunResult rr = run("--json --scheduler round-robin --cluster " + kCluster + " " + topology);
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rr.exit_code, 0) << rr.err;
+  const auto a = nlohmann::json::parse(ra.out);
+  const auto b = nlohmann::json::parse(rr.out);
+  EXPECT_EQ(a["topologies"][0]["strategy"], "resource-aware");
+  EXPECT_EQ(b["topologies"][0]["strategy"], "round-robin");
+  EXPECT_TRUE(a["topologies"][0]["scheduled"].get<bool>());
+  EXPECT_EQ(a["topologies"][0]["executors"].size(), 18u);
+  EXPECT_EQ(a["nodes"].size(), 12u);
+  EXPECT_EQ(b["topologies"][0]["workers"].size(), 12u);
+  EXPECT_EQ(a["topologies"][0]["network"]["pairs"], 72);
+  EXPECT_LT(a["topologies"][0]["network"]["weighted"].get<int>(),
+            b["topologies"][0]["network"]["weighted"].get<int>());
+}
+
+TEST_F(ScheduleCommandTest, UnschedulableTopologyExitsWithFailureAndTheReason) {
+  const std::string topology = write("huge.yaml", R"(name: huge
+components:
+  - {name: src, type: spout}
+  - {name: big, onheap_mb: 100, offheap_mb: 4900, inputs: [src]}
+)");
+  RunResult r = run("--cluster " + kCluster + " " + topology);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("topology huge (resource-aware): NOT SCHEDULED: component 'big' asks "
+                       "5000 MB per executor; the largest free node has 4096 MB (node-1, rack "
+                       "rack-1)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("topology 'huge' is unschedulable: component 'big' asks 5000 MB"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(ScheduleCommandTest, BadTopologyFileExitsWithUsageNamingFileLineAndField) {
+  const std::string topology =
+      write("bad.yaml", "name: bad\ncomponents:\n  - name: s\n    type: spout\n    cpu: many\n");
+  RunResult r = run("--cluster " + kCluster + " " + topology);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "rstorm schedule: " + topology +
+                       ":5: field 'components[0].cpu': expected a number, got 'many'\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(ScheduleCommandTest, MissingClusterFileExitsWithUsage) {
+  RunResult r = run("--cluster " + (dir_ / "none.yaml").string() + " " + kSource +
+              "/examples/paper/linear-cpu.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "rstorm schedule: " + (dir_ / "none.yaml").string() +
+                       ": cannot read the file\n");
+}
+
+TEST_F(ScheduleCommandTest, UnknownSchedulerExitsWithUsage) {
+  RunResult r = run("--scheduler fastest --cluster " + kCluster + " " + kSource +
+              "/examples/paper/linear-cpu.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("fastest"), std::string::npos) << r.err;
+}
+
+}  // namespace
