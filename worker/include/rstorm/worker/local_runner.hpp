@@ -1,0 +1,39 @@
+// run_local: what `rstorm local` does, as a library function so that it can be
+// tested: load a topology library, build it with the config, run it in a
+// LocalCluster, print a live line per component every report interval and a
+// final summary, and stop after the duration or when `interrupted` turns true.
+// Runs on the caller's thread (which sleeps between reports).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <ostream>
+#include <string>
+
+#include "rstorm/config.hpp"
+#include "rstorm/local_cluster.hpp"
+#include "rstorm/status.hpp"
+
+namespace rstorm::worker {
+
+struct LocalRunOptions {
+  std::string library_path;
+  Config config;
+  std::string name;                                   // default: the library's topology name
+  std::chrono::milliseconds duration{0};              // 0: until interrupted
+  std::chrono::milliseconds report_interval{5000};    // between live lines
+  std::chrono::milliseconds kill_wait{1000};          // for in-flight tuples at the end
+  const std::atomic<bool>* interrupted = nullptr;     // e.g. set by a SIGINT handler
+};
+
+// Fails (nothing run) when the library cannot be loaded or has no topology, the
+// topology does not build, or the runtime refuses the config. `final` receives
+// the counters at the end of the run.
+api::Status run_local(const LocalRunOptions& options, std::ostream& out,
+                      TopologyStats* final = nullptr);
+
+// One line per component: counters and the rate over `interval_secs` since `previous`.
+std::string render_stats(const TopologyStats& now, const TopologyStats* previous,
+                         double interval_secs);
+
+}  // namespace rstorm::worker

@@ -1,0 +1,126 @@
+#include "rstorm/worker/local_runner.hpp"
+
+#include <cstdio>
+#include <thread>
+
+#include "rstorm/topology_library.hpp"
+
+namespace rstorm::worker {
+namespace {
+
+std::string rate(double per_sec) {
+  char buf[32];
+  if (per_sec >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.2fM/s", per_sec / 1e6);
+  } else if (per_sec >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.1fk/s", per_sec / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f/s", per_sec);
+  }
+  return buf;
+}
+
+const ComponentStats* find(const TopologyStats* s, const std::string& id) {
+  return s ? s->component(id) : nullptr;
+}
+
+}  // namespace
+
+std::string render_stats(const TopologyStats& now, const TopologyStats* previous,
+                         double interval_secs) {
+  std::string out;
+  char line[512];
+  // Spouts, then bolts, then system components.
+  std::vector<const ComponentStats*> order;
+  for (int pass = 0; pass < 3; ++pass) {
+    for (const auto& c : now.components) {
+      const int kind = c.is_spout ? 0 : c.is_system ? 2 : 1;
+      if (kind == pass) order.push_back(&c);
+    }
+  }
+  for (const ComponentStats* cp : order) {
+    const ComponentStats& c = *cp;
+    const ComponentStats* p = find(previous, c.id);
+    const std::uint64_t count = c.is_spout ? c.emitted : c.executed;
+    const std::uint64_t before = p ? (c.is_spout ? p->emitted : p->executed) : 0;
+    const double secs = p ? interval_secs : now.uptime_secs;
+    const double r = secs > 0 ? static_cast<double>(count - before) / secs : 0;
+    std::snprintf(line, sizeof line,
+                  "  %-12s %-8s %12llu (%9s)  emitted %12llu  acked %12llu  failed %8llu  "
+                  "errors %llu",
+                  c.id.c_str(), c.is_spout ? "emitted" : "executed",
+                  static_cast<unsigned long long>(count), rate(r).c_str(),
+                  static_cast<unsigned long long>(c.emitted),
+                  static_cast<unsigned long long>(c.acked),
+                  static_cast<unsigned long long>(c.failed),
+                  static_cast<unsigned long long>(c.errors));
+    out += line;
+    if (c.is_spout && c.complete_latency_ms > 0) {
+      std::snprintf(line, sizeof line, "  complete %.2f ms", c.complete_latency_ms);
+      out += line;
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+api::Status run_local(const LocalRunOptions& options, std::ostream& out, TopologyStats* final) {
+  auto loaded = load_topology_library(options.library_path);
+  if (!loaded.ok()) return loaded.status();
+  auto topology = loaded->build(options.config);
+  if (!topology.ok()) {
+    std::vector<std::string> problems;
+    for (const auto& m : topology.status().messages()) {
+      problems.push_back("topology '" + loaded->name() + "' in '" + options.library_path +
+                         "' is invalid: " + m);
+    }
+    return api::Status::errors(std::move(problems));
+  }
+  const std::string name = options.name.empty() ? loaded->name() : options.name;
+  LocalCluster cluster;
+  api::Status submitted = cluster.submit(name, options.config, *topology);
+  if (!submitted.is_ok()) return submitted;
+  out << "rstorm local: running '" << name << "' from " << options.library_path << " ("
+      << topology->components().size() << " components); "
+      << (options.duration.count() > 0
+              ? "stops after " + std::to_string(options.duration.count() / 1000.0).substr(0, 5) +
+                    " s or on Ctrl-C"
+              : std::string("Ctrl-C stops it"))
+      << std::endl;
+
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  auto next_report = start + options.report_interval;
+  std::optional<TopologyStats> previous;
+  auto previous_at = start;
+  auto stopped = [&] {
+    if (options.interrupted && options.interrupted->load()) return true;
+    return options.duration.count() > 0 && clock::now() - start >= options.duration;
+  };
+  while (!stopped()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (clock::now() < next_report) continue;
+    auto s = cluster.stats(name);
+    if (!s.ok()) break;
+    const double interval = std::chrono::duration<double>(clock::now() - previous_at).count();
+    char head[96];
+    std::snprintf(head, sizeof head, "[%6.1fs] in flight %llu\n", s->uptime_secs,
+                  static_cast<unsigned long long>(s->in_flight));
+    out << head << render_stats(*s, previous ? &*previous : nullptr, interval) << std::flush;
+    previous = *s;
+    previous_at = clock::now();
+    next_report += options.report_interval;
+  }
+  auto last = cluster.stats(name);
+  (void)cluster.kill(name, options.kill_wait);
+  if (last.ok()) {
+    char head[128];
+    std::snprintf(head, sizeof head, "rstorm local: '%s' stopped after %.1f s; totals and mean rates:\n",
+                  name.c_str(), last->uptime_secs);
+    out << head << render_stats(*last, nullptr, last->uptime_secs) << std::flush;
+    if (final) *final = *last;
+  }
+  return api::Status::ok();
+}
+
+}  // namespace rstorm::worker
