@@ -5,7 +5,11 @@
 #include <string>
 #include <vector>
 
+#include <rstorm/config.hpp>
+#include <rstorm/topology_library.hpp>
+
 #include "command.hpp"
+#include "scheduler/api_request.hpp"
 #include "scheduler/render.hpp"
 #include "scheduler/scheduler.hpp"
 #include "scheduler/yaml_loader.hpp"
@@ -16,8 +20,32 @@ struct ScheduleOptions {
   std::string cluster;
   std::vector<std::string> topologies;
   std::string strategy;  // empty: each topology's topology.scheduler.strategy
+  std::vector<std::string> config;  // -c key=value, over every topology's config
   bool json = false;
 };
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A topology description (YAML) or a built topology library (.so), with the
+// -c overrides on top of its config.
+rstorm::scheduler::Result<rstorm::scheduler::TopologyRequest> load_request(
+    const std::string& path, const rstorm::Config& overrides) {
+  using rstorm::scheduler::Error;
+  if (ends_with(path, ".so")) {
+    auto library = rstorm::load_topology_library(path);
+    if (!library) return Error{library.status().message()};
+    auto topology = library->build(overrides);
+    if (!topology) return Error{path + ": " + topology.status().message()};
+    return rstorm::scheduler::request_from_topology(library->name(), topology->spec(), overrides);
+  }
+  auto request = rstorm::scheduler::load_topology_file(path);
+  if (!request) return request;
+  auto applied = rstorm::scheduler::apply_topology_config(std::move(request).value(), overrides);
+  if (!applied) return Error{"-c: " + applied.error().message};
+  return applied;
+}
 
 int run_schedule(const ScheduleOptions& options) {
   using namespace rstorm::scheduler;
@@ -26,9 +54,19 @@ int run_schedule(const ScheduleOptions& options) {
     std::cerr << "rstorm schedule: " << cluster.error().message << "\n";
     return rstorm::cli::kExitUsage;
   }
+  rstorm::Config overrides;
+  for (const std::string& arg : options.config) {
+    try {
+      auto [key, value] = rstorm::parse_config_override(arg);
+      overrides.set(key, std::move(value), "command line");
+    } catch (const rstorm::ConfigError& e) {
+      std::cerr << "rstorm schedule: -c " << arg << ": " << e.what() << "\n";
+      return rstorm::cli::kExitUsage;
+    }
+  }
   std::vector<TopologyRequest> requests;
   for (const std::string& path : options.topologies) {
-    Result<TopologyRequest> request = load_topology_file(path);
+    Result<TopologyRequest> request = load_request(path, overrides);
     if (!request) {
       std::cerr << "rstorm schedule: " << request.error().message << "\n";
       return rstorm::cli::kExitUsage;
@@ -61,7 +99,11 @@ RSTORM_CLI_COMMAND("schedule", [](CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand(
       "schedule", "Dry-run the scheduler: place topologies on a described cluster and explain it");
   sub->add_option("--cluster", options->cluster, "Cluster description (YAML)")->required();
-  sub->add_option("topologies", options->topologies, "Topology descriptions (YAML)")->required();
+  sub->add_option("topologies", options->topologies,
+                  "Topology descriptions (YAML) or built topology libraries (.so)")
+      ->required();
+  sub->add_option("-c,--config", options->config,
+                  "Topology config key=value over every topology's own (e.g. topology.workers=12)");
   sub->add_option("--scheduler", options->strategy,
                   "resource-aware or round-robin (default: each topology's "
                   "topology.scheduler.strategy)")

@@ -142,3 +142,40 @@ TEST_F(ScheduleCommandTest, UnknownSchedulerExitsWithUsage) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(ScheduleCommandTest, TopologyLibraryIsPlacedLikeItsYamlDescription) {
+  const std::string library = RSTORM_LINEAR_TOPOLOGY;
+  RunResult so = run("--json -c topology.workers=12 --cluster " + kCluster + " " + library);
+  RunResult yaml = run("--json --cluster " + kCluster + " " + kSource +
+                       "/examples/paper/linear-network.yaml");
+  ASSERT_EQ(so.exit_code, 0) << so.err;
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  const auto a = nlohmann::json::parse(so.out)["topologies"][0];
+  const auto b = nlohmann::json::parse(yaml.out)["topologies"][0];
+  EXPECT_EQ(a["id"], "linear");
+  EXPECT_EQ(a["executors"].size(), 20u);
+  EXPECT_EQ(a["network"], b["network"]);
+  EXPECT_EQ(a["workers"].size(), b["workers"].size());
+
+  RunResult rr = run("--json --scheduler round-robin -c topology.workers=12 --cluster " + kCluster +
+                     " " + library);
+  ASSERT_EQ(rr.exit_code, 0) << rr.err;
+  EXPECT_EQ(nlohmann::json::parse(rr.out)["topologies"][0]["workers"].size(), 12u);
+}
+
+TEST_F(ScheduleCommandTest, MissingTopologyLibraryExitsWithUsage) {
+  RunResult r = run("--cluster " + kCluster + " " + (dir_ / "nothing.so").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find((dir_ / "nothing.so").string()), std::string::npos) << r.err;
+}
+
+TEST_F(ScheduleCommandTest, ConfigOverrideWithoutEqualsExitsWithUsage) {
+  RunResult r = run("-c topology.workers --cluster " + kCluster + " " + kSource +
+                    "/examples/paper/linear-cpu.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("topology.workers"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,90 @@
+// Converts the topology API's structure (rstorm::TopologySpec and the
+// topology's rstorm::Config) into the scheduler's TopologyRequest, and applies
+// topology config keys to a request. Header-only on purpose: the
+// rstorm::scheduler library does not link the topology API; callers that have
+// both (the `rstorm` CLI, nimbus) include this and link rstorm::api
+// themselves. Stateless, thread-safe.
+#pragma once
+
+#include <rstorm/config.hpp>
+#include <rstorm/topology.hpp>
+
+#include <string>
+
+#include "scheduler/request.hpp"
+#include "scheduler/result.hpp"
+
+namespace rstorm::scheduler {
+
+// Reads the scheduling keys present in `config` into `request`:
+// topology.workers, topology.worker.max.heap.size.mb, topology.priority,
+// topology.acker.executors (null: one per worker),
+// topology.acker.resources.onheap.memory.mb, topology.acker.cpu.pcore.percent,
+// topology.scheduler.strategy. A wrong type or value is an Error naming the
+// key and where it came from.
+inline Result<TopologyRequest> apply_topology_config(TopologyRequest request,
+                                                     const rstorm::Config& config) {
+  try {
+    if (config.contains("topology.workers")) {
+      request.workers = static_cast<int>(config.get_int("topology.workers"));
+    }
+    if (config.contains("topology.worker.max.heap.size.mb")) {
+      request.worker_max_heap_mb = config.get_double("topology.worker.max.heap.size.mb");
+    }
+    if (config.contains("topology.priority")) {
+      request.priority = static_cast<int>(config.get_int("topology.priority"));
+    }
+    if (const auto* acker = config.find("topology.acker.executors")) {
+      if (acker->value.is_null()) {
+        request.acker_executors.reset();
+      } else {
+        request.acker_executors = static_cast<int>(config.get_int("topology.acker.executors"));
+      }
+    }
+    if (config.contains("topology.acker.resources.onheap.memory.mb")) {
+      request.acker_onheap_mb = config.get_double("topology.acker.resources.onheap.memory.mb");
+    }
+    if (config.contains("topology.acker.cpu.pcore.percent")) {
+      request.acker_cpu = config.get_double("topology.acker.cpu.pcore.percent");
+    }
+    if (config.contains("topology.scheduler.strategy")) {
+      const std::string name = config.get_string("topology.scheduler.strategy");
+      const auto strategy = parse_strategy(name);
+      if (!strategy) {
+        return Error{"topology.scheduler.strategy (" + config.find("topology.scheduler.strategy")->origin +
+                     "): unknown strategy '" + name + "' (resource-aware, round-robin)"};
+      }
+      request.strategy = *strategy;
+    }
+  } catch (const rstorm::ConfigError& e) {
+    return Error{e.what()};
+  }
+  return request;
+}
+
+// The request for topology `name` built by the API: one executor per unit of
+// parallelism with the component's resources, one edge per input.
+inline Result<TopologyRequest> request_from_topology(const std::string& name,
+                                                     const rstorm::TopologySpec& spec,
+                                                     const rstorm::Config& config) {
+  TopologyRequest request;
+  request.id = TopologyId(name);
+  for (const rstorm::ComponentSpec& c : spec.components) {
+    ComponentSpec component;
+    component.name = c.id;
+    component.is_spout = c.kind == rstorm::ComponentKind::kSpout;
+    component.parallelism = c.parallelism;
+    component.tasks = c.num_tasks;
+    component.onheap_mb = c.resources.onheap_mb;
+    component.offheap_mb = c.resources.offheap_mb;
+    component.cpu = c.resources.cpu_points;
+    component.generic = GenericResources(c.resources.generic.begin(), c.resources.generic.end());
+    add_component(request, component);
+    for (const rstorm::InputSpec& input : c.inputs) {
+      request.edges.push_back(Edge{input.component, c.id});
+    }
+  }
+  return apply_topology_config(std::move(request), config);
+}
+
+}  // namespace rstorm::scheduler
