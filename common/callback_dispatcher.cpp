@@ -29,12 +29,15 @@ void CallbackDispatcher::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mutex_);
+  joined_ = true;
+  cv_.notify_all();
 }
 
 void CallbackDispatcher::wait_idle() {
   std::unique_lock lock(mutex_);
   const std::uint64_t target = posted_;
-  cv_.wait(lock, [&] { return done_ >= target || !thread_.joinable(); });
+  cv_.wait(lock, [&] { return done_ >= target || joined_; });
 }
 
 void CallbackDispatcher::run() {

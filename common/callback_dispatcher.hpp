@@ -32,7 +32,7 @@ class CallbackDispatcher {
   // Queues `task`; dropped when the dispatcher has stopped.
   void post(std::function<void()> task);
   // Runs the tasks already queued, then joins the thread. Idempotent.
-  // REQUIRES: not called from a task.
+  // REQUIRES: not called from a task, nor from two threads at once.
   void stop();
   // Blocks until every task posted before the call has run.
   // REQUIRES: not called from a task.
@@ -48,6 +48,7 @@ class CallbackDispatcher {
   std::uint64_t posted_ = 0;                 // guarded by mutex_
   std::uint64_t done_ = 0;                   // guarded by mutex_
   bool stopping_ = false;                    // guarded by mutex_
+  bool joined_ = false;                      // guarded by mutex_
   std::thread thread_;
   std::thread::id thread_id_;
 };

@@ -212,11 +212,14 @@ InMemoryCoordinationStore::InMemoryCoordinationStore(
 }
 
 InMemoryCoordinationStore::~InMemoryCoordinationStore() {
+  // Callbacks still queued may call back in: they must not act for a closed session.
+  closed_ = true;
   service_->close_session(session_.load());
   dispatcher_.stop();
 }
 
 Status InMemoryCoordinationStore::check_connected() const {
+  if (closed_) return Status(ErrorCode::kUnavailable, "coordination store is closed");
   if (connected_) return Status::ok();
   return Status(ErrorCode::kUnavailable, "coordination store is disconnected (session " +
                                              std::to_string(session_.load()) + ")");

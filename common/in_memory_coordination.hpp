@@ -116,6 +116,7 @@ class InMemoryCoordinationStore final : public CoordinationStore {
   std::shared_ptr<InMemoryCoordinationService> service_;
   std::atomic<std::int64_t> session_{0};
   std::atomic<bool> connected_{true};
+  std::atomic<bool> closed_{false};  // set by the destructor
   SessionListeners listeners_;
   CallbackDispatcher dispatcher_;  // last: stopped first
 };
