@@ -90,6 +90,9 @@ class Placer {
   // racks walks memory upwards and stops once the memory term alone is worse
   // than the best node found.
   std::map<Key, Bucket> index_;
+  // Free CPU of every indexed node: when even the largest is short, the search
+  // that requires CPU is skipped (a cluster out of CPU costs one pass, not two).
+  std::multiset<double> free_cpu_;
   std::vector<Key> key_of_;
   std::vector<char> indexed_;
 };
@@ -101,6 +104,7 @@ void Placer::index(std::uint32_t n) {
   const Key key{node.free_memory_mb, node.free_cpu};
   Bucket& bucket = index_[key];
   (touched ? bucket.touched : bucket.untouched).insert(n);
+  free_cpu_.insert(node.free_cpu);
   key_of_[n] = key;
   indexed_[n] = 1;
 }
@@ -111,6 +115,7 @@ void Placer::unindex(std::uint32_t n) {
   it->second.touched.erase(n);
   it->second.untouched.erase(n);
   if (it->second.touched.empty() && it->second.untouched.empty()) index_.erase(it);
+  free_cpu_.erase(free_cpu_.find(key_of_[n].second));
   indexed_[n] = 0;
 }
 
@@ -229,7 +234,10 @@ std::string Placer::run(std::vector<std::string>& warnings,
     }
     const ExecutorRequest& e = builder_.executors()[i];
     Candidate c;
-    if (state_.rack_count() > 0) c = search(e, ref_node, ref_rack, /*require_cpu=*/true);
+    const bool cpu_somewhere = !free_cpu_.empty() && *free_cpu_.rbegin() + kEpsilon >= e.cpu;
+    if (state_.rack_count() > 0 && cpu_somewhere) {
+      c = search(e, ref_node, ref_rack, /*require_cpu=*/true);
+    }
     if (c.node == kNoNode && state_.rack_count() > 0) {
       c = search(e, ref_node, ref_rack, /*require_cpu=*/false);
       if (c.node != kNoNode) {

@@ -49,7 +49,7 @@ rs::Cluster make_cluster(int nodes, int per_rack, bool mixed) {
 
 // Ten components: a spout, then two branches that join, with mixed memory and
 // CPU requests so nodes fill unevenly.
-rs::TopologyRequest make_topology(int executors) {
+rs::TopologyRequest make_topology(int executors, double cpu_scale) {
   rs::TopologyRequest t;
   t.id = rs::TopologyId("scale");
   const int per = executors / 10;
@@ -62,7 +62,7 @@ rs::TopologyRequest make_topology(int executors) {
     spec.parallelism = per;
     spec.onheap_mb = onheap[c];
     spec.offheap_mb = c % 3 == 0 ? 64 : 0;
-    spec.cpu = cpu[c];
+    spec.cpu = cpu[c] * cpu_scale;
     rs::add_component(t, spec);
   }
   const int edges[][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {1, 5}, {5, 6}, {6, 7},
@@ -86,9 +86,23 @@ struct Point {
   double rss_mb;
 };
 
-Point measure(int executors, int nodes, int runs, bool mixed) {
-  const rs::Cluster cluster = make_cluster(nodes, 40, mixed);
-  const rs::TopologyRequest topology = make_topology(executors);
+enum class Scenario { kIdentical, kMixed, kCpuSaturated };
+
+const char* scenario_name(Scenario s) {
+  switch (s) {
+    case Scenario::kIdentical: return "identical";
+    case Scenario::kMixed: return "mixed    ";
+    default: return "saturated";
+  }
+}
+
+Point measure(int executors, int nodes, int runs, Scenario scenario) {
+  const rs::Cluster cluster = make_cluster(nodes, 40, scenario == Scenario::kMixed);
+  // Saturated: executors ask about 1.5 times the CPU the cluster has (16
+  // points on average, times 3.75, ten per node of 400), so the last third
+  // are placed in the overcommit pass.
+  const rs::TopologyRequest topology =
+      make_topology(executors, scenario == Scenario::kCpuSaturated ? 3.75 : 1.0);
   std::vector<double> times;
   std::size_t nodes_used = 0;
   std::uint64_t cross = 0, pairs = 0;
@@ -112,7 +126,7 @@ Point measure(int executors, int nodes, int runs, bool mixed) {
   const Point p{executors, nodes, times[times.size() / 2], peak_rss_mb()};
   std::printf("%s %9d executors %7d nodes: median %8.3f s (min %.3f, max %.3f, %d runs), "
               "peak RSS %7.1f MB, %zu nodes used, %llu of %llu pairs cross rack\n",
-              mixed ? "mixed    " : "identical", executors, nodes, p.median_s, times.front(), times.back(), runs, p.rss_mb,
+              scenario_name(scenario), executors, nodes, p.median_s, times.front(), times.back(), runs, p.rss_mb,
               nodes_used, static_cast<unsigned long long>(cross),
               static_cast<unsigned long long>(pairs));
   std::fflush(stdout);
@@ -173,16 +187,17 @@ int main(int argc, char** argv) {
   }
   std::printf("resource-aware scheduling time against size (racks of 40 nodes, 4 slots each;\n"
               "identical: 4096 MB and 400 CPU points per node; mixed: 2/4/6 GB, 200/400/600\n"
-              "points, a third of the nodes partly used by another topology)\n");
-  for (bool mixed : {false, true}) {
+              "points, a third of the nodes partly used by another topology; saturated:\n"
+              "identical nodes, executors ask 1.5 times the cluster's CPU)\n");
+  for (Scenario scenario : {Scenario::kIdentical, Scenario::kMixed, Scenario::kCpuSaturated}) {
     std::vector<Point> points;
     for (int executors = 1000; executors <= max_executors; executors *= 10) {
-      points.push_back(measure(executors, executors / 10, runs, mixed));
+      points.push_back(measure(executors, executors / 10, runs, scenario));
     }
     for (std::size_t i = 1; i < points.size(); ++i) {
       const double k = std::log(points[i].median_s / points[i - 1].median_s) /
                        std::log(static_cast<double>(points[i].executors) / points[i - 1].executors);
-      std::printf("%s growth exponent %d -> %d executors: %.2f\n", mixed ? "mixed    " : "identical",
+      std::printf("%s growth exponent %d -> %d executors: %.2f\n", scenario_name(scenario),
                   points[i - 1].executors, points[i].executors, k);
     }
   }
