@@ -44,6 +44,9 @@ struct Candidate {
   Fit fit;
 };
 
+// Places one topology's executors in R-Storm order on `state` through
+// `builder`, keeping an index of candidate nodes in step with the state.
+// Single thread; borrows everything it is given for its lifetime.
 class Placer {
  public:
   Placer(ClusterState& state, AssignmentBuilder& builder, const TopologyRequest& request,

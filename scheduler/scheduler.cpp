@@ -25,29 +25,34 @@ bool kept(const TopologyRequest& request, const ClusterState& state, std::size_t
   return state.find(request.current[i]->node) != kNoNode;
 }
 
-// Refusals that need no search: one executor larger than any worker heap or
-// any node, or a topology larger than everything the cluster has free.
-std::string precheck(const ClusterState& state, const TopologyRequest& request) {
-  const bool per_worker_ackers = !request.acker_executors.has_value();
-  const double worker_mem = per_worker_ackers ? request.acker_onheap_mb : 0;
-  double memory = 0;
-  std::map<std::string, double> generic;
-  std::set<std::string> checked;
-  for (std::size_t i = 0; i < request.executors.size(); ++i) {
-    const ExecutorRequest& e = request.executors[i];
-    if (e.onheap_mb + worker_mem > request.worker_max_heap_mb) {
-      return "component '" + e.component + "' asks " + format_amount(e.onheap_mb) +
-             " MB on-heap per executor; topology.worker.max.heap.size.mb is " +
-             format_amount(request.worker_max_heap_mb) +
-             (per_worker_ackers ? " and the worker's acker takes " + format_amount(worker_mem) +
-                                      " MB of it"
-                                : std::string());
-    }
-    if (kept(request, state, i)) continue;
-    memory += e.memory_mb();
-    for (const auto& [name, amount] : e.generic) generic[name] += amount;
+double worker_memory_mb(const TopologyRequest& request) {
+  return request.acker_executors ? 0 : request.acker_onheap_mb;
+}
+
+// An executor whose on-heap cannot fit in any worker.
+std::string heap_shortfall(const TopologyRequest& request) {
+  const double acker = worker_memory_mb(request);
+  for (const ExecutorRequest& e : request.executors) {
+    if (e.onheap_mb + acker <= request.worker_max_heap_mb) continue;
+    return "component '" + e.component + "' asks " + format_amount(e.onheap_mb) +
+           " MB on-heap per executor; topology.worker.max.heap.size.mb is " +
+           format_amount(request.worker_max_heap_mb) +
+           (acker > 0 ? " and the worker's acker takes " + format_amount(acker) + " MB of it"
+                      : std::string());
   }
-  memory += request.acker_executors.value_or(0) * request.acker_onheap_mb;
+  return {};
+}
+
+// The executors still to place ask more memory or generic resources than the
+// whole cluster has free.
+std::string total_shortfall(const ClusterState& state, const TopologyRequest& request) {
+  double memory = request.acker_executors.value_or(0) * request.acker_onheap_mb;
+  std::map<std::string, double> generic;
+  for (std::size_t i = 0; i < request.executors.size(); ++i) {
+    if (kept(request, state, i)) continue;
+    memory += request.executors[i].memory_mb();
+    for (const auto& [name, amount] : request.executors[i].generic) generic[name] += amount;
+  }
   double free_memory = 0;
   std::map<std::string, double> free_generic;
   for (std::uint32_t n = 0; n < state.node_count(); ++n) {
@@ -56,23 +61,32 @@ std::string precheck(const ClusterState& state, const TopologyRequest& request) 
       free_generic[name] += std::max(0.0, amount);
     }
   }
+  const std::string& id = request.id.value();
   if (memory > free_memory + 1e-9) {
-    return "topology '" + request.id.value() + "' asks " + format_amount(memory) +
+    return "topology '" + id + "' asks " + format_amount(memory) +
            " MB in total; the whole cluster has " + format_amount(free_memory) + " MB free";
   }
   for (const auto& [name, amount] : generic) {
     if (amount > free_generic[name] + 1e-9) {
-      return "topology '" + request.id.value() + "' asks " + format_amount(amount) + " " + name +
+      return "topology '" + id + "' asks " + format_amount(amount) + " " + name +
              " in total; the whole cluster has " + format_amount(free_generic[name]) + " free";
     }
   }
-  for (std::size_t i = 0; i < request.executors.size(); ++i) {
+  return {};
+}
+
+// Refusals that need no search: one executor larger than any worker heap, the
+// topology larger than everything free, one executor larger than any node.
+std::string precheck(const ClusterState& state, const TopologyRequest& request) {
+  std::string fault = heap_shortfall(request);
+  if (fault.empty()) fault = total_shortfall(state, request);
+  std::set<std::string> checked;
+  for (std::size_t i = 0; fault.empty() && i < request.executors.size(); ++i) {
     const ExecutorRequest& e = request.executors[i];
     if (kept(request, state, i) || !checked.insert(e.component).second) continue;
-    std::string shortfall = largest_node_shortfall(state, e, worker_mem);
-    if (!shortfall.empty()) return shortfall;
+    fault = largest_node_shortfall(state, e, worker_memory_mb(request));
   }
-  return {};
+  return fault;
 }
 
 }  // namespace
