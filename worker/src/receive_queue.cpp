@@ -44,7 +44,29 @@ bool ReceiveQueue::try_pop(Batch& out) {
   out = std::move(slot->batch);
   slot->batch = Batch();
   slot->sequence.store(pos + mask_ + 1, std::memory_order_release);
+  // Pairs with the increment in wait_for_space(): either the producer sees the
+  // free slot or we see it waiting.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (waiting_producers_.load(std::memory_order_relaxed) > 0) {
+    { std::lock_guard lock(space_mutex_); }
+    space_cv_.notify_all();
+  }
   return true;
+}
+
+bool ReceiveQueue::full() const {
+  std::size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
+  std::size_t seq = slots_[pos & mask_].sequence.load(std::memory_order_acquire);
+  return static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos) < 0;
+}
+
+void ReceiveQueue::wait_for_space(std::chrono::microseconds timeout) {
+  waiting_producers_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::unique_lock lock(space_mutex_);
+    if (full()) space_cv_.wait_for(lock, timeout);
+  }
+  waiting_producers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 std::size_t ReceiveQueue::depth() const {

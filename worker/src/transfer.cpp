@@ -1,7 +1,5 @@
 #include "rstorm/worker/transfer.hpp"
 
-#include <chrono>
-#include <thread>
 
 namespace rstorm::worker {
 
@@ -27,17 +25,22 @@ bool Transfer::push(int d) {
     return false;
   }
   bump(stats_->backpressure_waits);
-  for (int round = 0;; ++round) {
+  for (;;) {
     if (stopping_->load(std::memory_order_relaxed)) {
       b.clear();  // the topology is going away
       return true;
     }
-    if (round < 32) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(round < 256 ? 20 : 200));
-    }
+    sink->wait_for_space(std::chrono::milliseconds(1));
     if (sink->try_push(b)) return true;
+  }
+}
+
+void Transfer::wait_for_backlog(std::chrono::microseconds timeout) {
+  for (int d : dirty_) {
+    if (!pending_[static_cast<std::size_t>(d)].empty()) {
+      (*sinks_)[static_cast<std::size_t>(d)]->wait_for_space(timeout);
+      return;
+    }
   }
 }
 

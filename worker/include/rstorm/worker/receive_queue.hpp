@@ -25,6 +25,8 @@ class TupleSink {
  public:
   virtual ~TupleSink() = default;
   virtual bool try_push(Batch& batch) = 0;
+  // Waits until a push might succeed, or `timeout`. May return early.
+  virtual void wait_for_space(std::chrono::microseconds timeout) = 0;
 };
 
 class ReceiveQueue final : public TupleSink {
@@ -36,8 +38,12 @@ class ReceiveQueue final : public TupleSink {
 
   // Moves `batch` in and wakes a parked consumer. false (batch untouched) when full.
   bool try_push(Batch& batch) override;
-  // Moves the oldest batch into `out`. false when empty.
+  // Moves the oldest batch into `out` and wakes producers waiting for space.
+  // false when empty.
   bool try_pop(Batch& out);
+  // For producers: sleeps until the consumer frees a slot, or `timeout`.
+  void wait_for_space(std::chrono::microseconds timeout) override;
+  bool full() const;
 
   // Sleeps until a push or notify(), or `timeout`. Returns at once when not empty.
   void park(std::chrono::microseconds timeout);
@@ -61,6 +67,9 @@ class ReceiveQueue final : public TupleSink {
   alignas(64) std::atomic<bool> parked_{false};
   std::mutex park_mutex_;
   std::condition_variable park_cv_;
+  alignas(64) std::atomic<int> waiting_producers_{0};
+  std::mutex space_mutex_;
+  std::condition_variable space_cv_;
 };
 
 }  // namespace rstorm::worker

@@ -56,7 +56,9 @@ class SpoutExecutor final : public Executor {
   std::int64_t sweep_period_ns_;
   std::int64_t timeout_ns_;
   std::size_t burst_;
-  std::uint64_t emits_ = 0;  // emits so far (to see whether next_tuple emitted)
+  std::uint64_t emits_ = 0;
+  std::int64_t now_ns_ = 0;        // refreshed each loop and every 16 reliable emits
+  std::uint32_t clock_reads_ = 0;  // emits so far (to see whether next_tuple emitted)
 };
 
 }  // namespace rstorm::worker

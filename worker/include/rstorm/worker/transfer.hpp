@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <vector>
 
 #include "rstorm/worker/envelope.hpp"
@@ -48,6 +49,9 @@ class Transfer {
   // blocking mode unless stopping).
   bool flush();
   bool has_backlog() const { return backlog_; }
+  // Non-blocking mode: waits until a destination holding back a batch might
+  // take it, or `timeout`.
+  void wait_for_backlog(std::chrono::microseconds timeout);
 
  private:
   bool push(int d);

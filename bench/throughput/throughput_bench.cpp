@@ -1,0 +1,216 @@
+// rstorm-bench-throughput: the single-worker figures Storm quotes, measured on
+// this machine. ConstSpout -> IdBolt -> NullBolt, one executor each:
+//  1. sink throughput with acking off and on (median of several windows);
+//  2. complete latency percentiles at a fixed offered rate, acking on;
+//  3. process CPU seconds and peak resident memory.
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <rstorm/local_cluster.hpp>
+#include <rstorm/rstorm.hpp>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Complete latencies seen by the paced spout, in microseconds. Written on the
+// spout's thread, read after the topology is killed (thread joined).
+struct LatencyLog {
+  std::vector<float> micros;
+  Clock::time_point record_after;
+};
+
+// Emits a small constant tuple as fast as it is asked, or at `rate` per second.
+class ConstSpout : public rstorm::Spout {
+ public:
+  ConstSpout(bool reliable, double rate, std::shared_ptr<LatencyLog> log)
+      : reliable_(reliable), rate_(rate), log_(std::move(log)) {}
+
+  void open(const rstorm::Config&, const rstorm::TopologyContext&,
+            rstorm::SpoutOutputCollector& c) override {
+    out_ = &c;
+    start_ = Clock::now();
+    if (log_) sent_at_.resize(1 << 20);
+  }
+  void next_tuple() override {
+    if (rate_ <= 0) {
+      emit_one();
+      return;
+    }
+    // Paced: emit what is due by now, at most a small burst per call.
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    const auto due = static_cast<std::int64_t>(elapsed * rate_);
+    for (int i = 0; i < 64 && seq_ < due; ++i) emit_one();
+  }
+  void ack(const rstorm::Value& id) override {
+    if (!log_) return;
+    const auto now = Clock::now();
+    if (now < log_->record_after) return;
+    const auto sent = sent_at_[static_cast<std::size_t>(id.as_int()) & (sent_at_.size() - 1)];
+    log_->micros.push_back(std::chrono::duration<float, std::micro>(now - sent).count());
+  }
+  void declare_output_fields(rstorm::OutputFieldsDeclarer& d) override {
+    d.declare(rstorm::Fields{"word"});
+  }
+
+ private:
+  void emit_one() {
+    if (reliable_) {
+      if (log_) sent_at_[static_cast<std::size_t>(seq_) & (sent_at_.size() - 1)] = Clock::now();
+      out_->emit({"storm"}, seq_);
+    } else {
+      out_->emit({"storm"});
+    }
+    ++seq_;
+  }
+
+  bool reliable_;
+  double rate_;
+  std::shared_ptr<LatencyLog> log_;
+  rstorm::SpoutOutputCollector* out_ = nullptr;
+  Clock::time_point start_;
+  std::int64_t seq_ = 0;
+  std::vector<Clock::time_point> sent_at_;
+};
+
+class IdBolt : public rstorm::BasicBolt {
+ public:
+  void execute(const rstorm::Tuple& input, rstorm::BasicOutputCollector& out) override {
+    out.emit({input.values()[0]});
+  }
+  void declare_output_fields(rstorm::OutputFieldsDeclarer& d) override {
+    d.declare(rstorm::Fields{"word"});
+  }
+};
+
+class NullBolt : public rstorm::BasicBolt {
+ public:
+  void execute(const rstorm::Tuple&, rstorm::BasicOutputCollector&) override {}
+  void declare_output_fields(rstorm::OutputFieldsDeclarer&) override {}
+};
+
+rstorm::Topology make_topology(bool reliable, double rate, std::shared_ptr<LatencyLog> log) {
+  rstorm::TopologyBuilder b;
+  b.set_spout("spout", [=] { return std::make_unique<ConstSpout>(reliable, rate, log); });
+  b.set_bolt("id", [] { return std::make_unique<IdBolt>(); }).local_or_shuffle_grouping("spout");
+  b.set_bolt("sink", [] { return std::make_unique<NullBolt>(); }).local_or_shuffle_grouping("id");
+  auto t = b.build();
+  if (!t.ok()) {
+    std::fprintf(stderr, "bench topology invalid: %s\n", t.status().message().c_str());
+    std::exit(1);
+  }
+  return std::move(t).value();
+}
+
+std::uint64_t sink_executed(rstorm::LocalCluster& cluster) {
+  return cluster.stats("bench")->component("sink")->executed;
+}
+
+// Median sink throughput over `windows` windows of `window` each, after a warm-up.
+double measure_throughput(bool acking, int windows, std::chrono::milliseconds window,
+                          const std::vector<std::string>& extra, std::vector<double>* all) {
+  rstorm::Config conf;
+  conf.set("topology.acker.executors", acking ? 1 : 0);
+  for (const auto& e : extra) {
+    auto [k, v] = rstorm::parse_config_override(e);
+    conf.set(k, v, "command line");
+  }
+  rstorm::LocalCluster cluster;
+  if (!cluster.submit("bench", conf, make_topology(acking, 0, nullptr)).is_ok()) std::exit(1);
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // warm-up
+  std::vector<double> rates;
+  auto last = sink_executed(cluster);
+  auto last_at = Clock::now();
+  for (int i = 0; i < windows; ++i) {
+    std::this_thread::sleep_for(window);
+    const auto now_count = sink_executed(cluster);
+    const auto now = Clock::now();
+    rates.push_back(static_cast<double>(now_count - last) /
+                    std::chrono::duration<double>(now - last_at).count());
+    last = now_count;
+    last_at = now;
+  }
+  (void)cluster.kill("bench");
+  *all = rates;
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+double percentile(std::vector<float>& v, double p) {
+  if (v.empty()) return 0;
+  std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rstorm throughput and latency bench: ConstSpout -> IdBolt -> NullBolt"};
+  int windows = 5;
+  double window_secs = 1;
+  double rate = 100000;
+  double latency_secs = 10;
+  std::vector<std::string> extra;
+  app.add_option("--windows", windows, "Throughput windows per mode (default 5)");
+  app.add_option("--window-secs", window_secs, "Seconds per window (default 1)");
+  app.add_option("--rate", rate, "Offered rate for the latency run, tuples/s (default 100000)");
+  app.add_option("--latency-secs", latency_secs, "Seconds of the latency run (default 10)");
+  app.add_option("-c", extra, "Extra config key=value for the throughput runs")
+      ->allow_extra_args(false);
+  CLI11_PARSE(app, argc, argv);
+
+  const auto window = std::chrono::milliseconds(static_cast<long long>(window_secs * 1000));
+  std::printf("rstorm-bench-throughput: ConstSpout -> IdBolt -> NullBolt, one executor each, "
+              "%u hardware threads\n", std::thread::hardware_concurrency());
+  for (bool acking : {false, true}) {
+    const double cpu0 = cpu_seconds();
+    std::vector<double> all;
+    const double median = measure_throughput(acking, windows, window, extra, &all);
+    std::printf("acking %-3s: %6.2f M tuples/s at the sink (median of %d windows of %.1f s:",
+                acking ? "on" : "off", median / 1e6, windows, window_secs);
+    for (double r : all) std::printf(" %.2f", r / 1e6);
+    std::printf("); CPU %.1f s\n", cpu_seconds() - cpu0);
+  }
+
+  auto log = std::make_shared<LatencyLog>();
+  log->micros.reserve(static_cast<std::size_t>(rate * latency_secs) + 1024);
+  log->record_after = Clock::now() + std::chrono::seconds(2);  // skip start-up
+  {
+    rstorm::Config conf;
+    rstorm::LocalCluster cluster;
+    const double cpu0 = cpu_seconds();
+    if (!cluster.submit("bench", conf, make_topology(true, rate, log)).is_ok()) return 1;
+    std::this_thread::sleep_for(std::chrono::duration<double>(2 + latency_secs));
+    auto stats = cluster.stats("bench");
+    (void)cluster.kill("bench", std::chrono::seconds(5));
+    const double cpu = cpu_seconds() - cpu0;
+    std::printf("latency at %.0f tuples/s offered, acking on (%zu samples): p50 %.3f ms  "
+                "p99 %.3f ms  p99.9 %.3f ms  max %.3f ms; sink %.0f tuples/s; CPU %.2f s/s\n",
+                rate, log->micros.size(), percentile(log->micros, 0.5) / 1e3,
+                percentile(log->micros, 0.99) / 1e3, percentile(log->micros, 0.999) / 1e3,
+                log->micros.empty() ? 0.0
+                                    : *std::max_element(log->micros.begin(), log->micros.end()) /
+                                          1e3,
+                stats.ok() ? stats->component("sink")->throughput : 0.0,
+                cpu / (2 + latency_secs));
+  }
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  std::printf("process CPU %.1f s; peak RSS %.1f MB\n", cpu_seconds(),
+              static_cast<double>(u.ru_maxrss) / 1024.0);
+  return 0;
+}

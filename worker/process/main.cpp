@@ -1,0 +1,46 @@
+// rstorm-worker: one worker process, started by a supervisor with
+// `rstorm-worker --spec <worker dir>/spec.json`. Thin composition root over
+// WorkerProcess; SIGTERM or SIGINT stops it cleanly (exit code 0).
+#include <csignal>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "worker/process/worker_process.hpp"
+
+namespace {
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rstorm-worker: runs the executors of one worker slot"};
+  std::string spec_path;
+  app.add_option("--spec", spec_path, "the worker spec written by the supervisor")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+
+  auto logger = std::make_shared<spdlog::logger>("worker",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->flush_on(spdlog::level::info);
+  auto spec = rstorm::worker_process::read_spec_file(spec_path);
+  if (!spec) {
+    logger->error("cannot read the worker spec: {}", spec.status().to_string());
+    return 2;
+  }
+  auto process = rstorm::worker_process::WorkerProcess::start(std::move(spec).value(), logger);
+  if (!process) {
+    logger->error("{}", process.status().to_string());
+    return 1;
+  }
+  (*process)->run(g_stop);
+  logger->info("worker stopped");
+  return 0;
+}

@@ -1,0 +1,88 @@
+// WorkerSpec: everything one rstorm-worker process needs to run its slot,
+// written by the supervisor as `<worker dir>/spec.json` and read by the worker
+// (`rstorm-worker --spec <worker dir>/spec.json`). JSON (nlohmann-json) so that
+// an operator can read it. The whole assignment of the topology is included
+// (not only this slot's executors): the worker needs it to know which tasks are
+// remote and how many ackers the topology has.
+//
+// Also the two small files a worker shares with its supervisor in its
+// directory: `status` (desired topology status, "ACTIVE" or "INACTIVE", written
+// by the supervisor, polled by the worker) and `heartbeat` (written by the
+// worker every worker.heartbeat.frequency.secs, read by the supervisor). Both
+// are replaced atomically (write to a temporary file, then rename).
+//
+// Plain values and free functions: thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.hpp"
+#include "rstorm/config.hpp"
+
+namespace rstorm::worker_process {
+
+// One executor of the assignment and where it runs.
+struct SpecExecutor {
+  std::string component;
+  int task_start = 0;
+  int task_end = 0;
+  std::string node_id;  // supervisor id
+  int port = 0;
+  friend bool operator==(const SpecExecutor&, const SpecExecutor&) = default;
+};
+
+struct WorkerSpec {
+  std::string topology_id;    // "wc-1"
+  std::string topology_name;  // "wc"
+  std::filesystem::path library;     // the cached, hash-checked topology library
+  std::string supervisor_id;
+  int port = 0;                      // this worker's slot
+  std::filesystem::path worker_dir;  // holds spec.json, status, heartbeat, worker.log
+  std::int64_t assignment_version = 0;
+  std::vector<SpecExecutor> executors;  // the whole assignment
+  Config config;                        // the topology's config (with origins)
+  int heartbeat_interval_ms = 1000;     // worker.heartbeat.frequency.secs
+
+  std::filesystem::path status_file() const { return worker_dir / "status"; }
+  std::filesystem::path heartbeat_file() const { return worker_dir / "heartbeat"; }
+  // The executors this worker runs (node_id == supervisor_id and port == port).
+  std::vector<SpecExecutor> own_executors() const;
+};
+
+std::string spec_to_json(const WorkerSpec& spec);
+// kInvalidArgument naming the field that is missing or of the wrong type.
+Result<WorkerSpec> spec_from_json(std::string_view json);
+Result<WorkerSpec> read_spec_file(const std::filesystem::path& path);
+
+// Writes `content` to `path` atomically (temporary file in the same
+// directory, then rename). kIoError naming the path.
+Status write_file_atomically(const std::filesystem::path& path, std::string_view content);
+// The whole file; kNotFound when it does not exist, kIoError otherwise.
+Result<std::string> read_whole_file(const std::filesystem::path& path);
+
+// What the worker writes into its heartbeat file.
+struct WorkerHeartbeatFile {
+  std::int64_t time_ms = 0;  // wall clock, ms since the epoch
+  std::int64_t pid = 0;
+  std::string topology_id;
+  int port = 0;
+  bool active = false;  // spouts activated
+  std::int64_t uptime_secs = 0;
+  std::vector<SpecExecutor> executors;  // the ones it runs (node_id/port filled in)
+  // Counters summed over this worker's executors, by component.
+  std::map<std::string, std::map<std::string, std::uint64_t>> components;
+  std::uint64_t transferred_remote_pending = 0;
+};
+
+std::string heartbeat_to_json(const WorkerHeartbeatFile& heartbeat);
+Result<WorkerHeartbeatFile> heartbeat_from_json(std::string_view json);
+
+// Desired status files hold exactly one of these words.
+inline constexpr char kStatusActive[] = "ACTIVE";
+inline constexpr char kStatusInactive[] = "INACTIVE";
+
+}  // namespace rstorm::worker_process
