@@ -22,6 +22,7 @@ struct ScheduleOptions {
   std::string strategy;  // empty: each topology's topology.scheduler.strategy
   std::vector<std::string> config;  // -c key=value, over every topology's config
   bool json = false;
+  bool explain = false;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -80,7 +81,7 @@ int run_schedule(const ScheduleOptions& options) {
     return rstorm::cli::kExitUsage;
   }
   std::cout << (options.json ? render_json(result.value(), requests)
-                             : render_text(result.value(), requests));
+                             : render_text(result.value(), requests, {options.explain}));
   int code = rstorm::cli::kExitOk;
   for (const TopologyPlacement& p : result.value().topologies) {
     if (!p.scheduled) {
@@ -109,5 +110,7 @@ RSTORM_CLI_COMMAND("schedule", [](CLI::App& app, int& exit_code) {
                   "topology.scheduler.strategy)")
       ->check(CLI::IsMember({"resource-aware", "round-robin"}));
   sub->add_flag("--json", options->json, "Print the placement as JSON");
+  sub->add_flag("--explain", options->explain,
+                "Also list every resource-aware decision with its distance terms");
   sub->callback([&exit_code, options] { exit_code = run_schedule(*options); });
 });

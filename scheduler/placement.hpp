@@ -48,6 +48,18 @@ struct CpuOvercommit {
   double free = 0;   // CPU points free on the node before (may be negative)
 };
 
+// One resource-aware decision: where an executor went and the normalised
+// terms of its distance there, taken before the node was charged. distance =
+// sqrt(memory^2 + cpu^2 + network^2); the node chosen had the smallest.
+struct PlacementDecision {
+  ExecutorId executor;
+  WorkerSlot slot;
+  double memory = 0;   // (free memory - needed) / largest node memory
+  double cpu = 0;      // (free CPU - needed) / largest node CPU; negative: overcommitted
+  double network = 0;  // from the previous executor's node: 0 same node, 0.5 same rack, 2 other
+  bool new_worker = false;  // the executor opened a worker (and its acker)
+};
+
 struct TopologyPlacement {
   TopologyId topology;
   Strategy strategy = Strategy::kResourceAware;
@@ -58,6 +70,7 @@ struct TopologyPlacement {
   NetworkCost network;
   std::vector<std::string> warnings;        // CPU overcommit, round-robin memory overcommit
   std::vector<CpuOvercommit> cpu_overcommits;  // resource-aware only
+  std::vector<PlacementDecision> decisions;    // resource-aware only, in placement order
   int moved_executors = 0;                  // executors given a new slot by this call
 };
 

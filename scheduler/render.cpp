@@ -1,5 +1,7 @@
 #include "scheduler/render.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -32,6 +34,28 @@ std::string network_text(const NetworkCost& c) {
          " same worker, " + std::to_string(c.same_node) + " same node, " +
          std::to_string(c.same_rack) + " same rack, " + std::to_string(c.cross_rack) +
          " cross rack (weighted cost " + std::to_string(c.weighted()) + ")";
+}
+
+std::string fixed(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", value);
+  return buf;
+}
+
+void decisions_text(std::ostringstream& out, const TopologyPlacement& p,
+                    const TopologyRequest& r) {
+  out << "  decisions, in placement order (distance = sqrt(memory^2 + cpu^2 + network^2), the "
+         "smallest of all nodes that can take the executor):\n";
+  for (const PlacementDecision& d : p.decisions) {
+    const std::uint32_t e = d.executor.value();
+    const std::string label =
+        e < r.executors.size() ? executor_label(r.executors[e]) : std::string(kAckerComponent);
+    out << "    " << label << " -> " << d.slot.node.value() << ":" << d.slot.port
+        << (d.new_worker ? " (new worker)" : "") << ": distance "
+        << fixed(std::sqrt(d.memory * d.memory + d.cpu * d.cpu + d.network * d.network))
+        << " = memory " << fixed(d.memory) << ", cpu " << fixed(d.cpu) << ", network "
+        << fixed(d.network) << "\n";
+  }
 }
 
 void topology_text(std::ostringstream& out, const TopologyPlacement& p, const TopologyRequest& r,
@@ -78,13 +102,16 @@ std::string executor_label(const ExecutorRequest& e) {
   return out + "]";
 }
 
-std::string render_text(const ScheduleResult& result,
-                        const std::vector<TopologyRequest>& requests) {
+std::string render_text(const ScheduleResult& result, const std::vector<TopologyRequest>& requests,
+                        const RenderOptions& options) {
   std::map<std::string, const NodeUsage*> nodes;
   for (const NodeUsage& n : result.nodes) nodes[n.node.value()] = &n;
   std::ostringstream out;
   for (std::size_t i = 0; i < result.topologies.size(); ++i) {
     topology_text(out, result.topologies[i], requests[i], nodes, requests[i].worker_max_heap_mb);
+    if (options.explain && result.topologies[i].scheduled) {
+      decisions_text(out, result.topologies[i], requests[i]);
+    }
   }
   std::set<std::string> racks;
   for (const NodeUsage& n : result.nodes) racks.insert(n.rack.value());
@@ -142,6 +169,17 @@ std::string render_json(const ScheduleResult& result,
       executors.push_back(std::move(x));
     }
     t["executors"] = executors;
+    json decisions = json::array();
+    for (const PlacementDecision& d : p.decisions) {
+      decisions.push_back({{"executor", d.executor.value()},
+                           {"node", d.slot.node.value()},
+                           {"port", d.slot.port},
+                           {"memory", d.memory},
+                           {"cpu", d.cpu},
+                           {"network", d.network},
+                           {"new_worker", d.new_worker}});
+    }
+    t["decisions"] = decisions;
     topologies.push_back(std::move(t));
   }
   json nodes = json::array();

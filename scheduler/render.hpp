@@ -11,8 +11,15 @@
 
 namespace rstorm::scheduler {
 
+struct RenderOptions {
+  // Text: also list every resource-aware decision with its distance terms.
+  // (JSON always carries them.) Default: off.
+  bool explain = false;
+};
+
 // REQUIRES: result.topologies[i] answers requests[i].
-std::string render_text(const ScheduleResult& result, const std::vector<TopologyRequest>& requests);
+std::string render_text(const ScheduleResult& result, const std::vector<TopologyRequest>& requests,
+                        const RenderOptions& options = {});
 std::string render_json(const ScheduleResult& result, const std::vector<TopologyRequest>& requests);
 
 // "split[3]" or "split[3-4]": component and task range of one executor.

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
+
+#include "scheduler/placement_order.hpp"
 
 namespace rstorm::scheduler {
 namespace {
@@ -63,8 +64,13 @@ class Placer {
   }
 
   // Places every unplaced executor; the reason on failure, empty on success.
-  std::string run(std::vector<std::string>& warnings, std::vector<CpuOvercommit>& overcommits,
-                  int& moved);
+  struct Outcome {
+    std::vector<std::string> warnings;
+    std::vector<CpuOvercommit> overcommits;
+    std::vector<PlacementDecision> decisions;
+    int moved = 0;
+  };
+  std::string run(Outcome& out);
 
  private:
   using Key = std::pair<double, double>;  // (free memory, free CPU)
@@ -80,6 +86,11 @@ class Placer {
                 Candidate& best) const;
   Candidate search(const ExecutorRequest& e, std::uint32_t ref_node, std::uint32_t ref_rack,
                    bool require_cpu) const;
+  // The nearest node, first among those with the CPU, then among all.
+  Candidate find(const ExecutorRequest& e, std::uint32_t ref_node, std::uint32_t ref_rack) const;
+  // Notes the decision (and any CPU overcommit) before the node is charged.
+  void record(std::uint32_t i, const Candidate& c, std::uint32_t ref_node, std::uint32_t ref_rack,
+              Outcome& out) const;
   std::uint32_t first_rack() const;
   std::string diagnose(const ExecutorRequest& e) const;
 
@@ -224,113 +235,63 @@ std::string Placer::diagnose(const ExecutorRequest& e) const {
          "heap room left";
 }
 
-std::string Placer::run(std::vector<std::string>& warnings,
-                        std::vector<CpuOvercommit>& overcommits, int& moved) {
+Candidate Placer::find(const ExecutorRequest& e, std::uint32_t ref_node,
+                       std::uint32_t ref_rack) const {
+  Candidate c;
+  if (state_.rack_count() == 0) return c;
+  const bool cpu_somewhere = !free_cpu_.empty() && *free_cpu_.rbegin() + kEpsilon >= e.cpu;
+  if (cpu_somewhere) c = search(e, ref_node, ref_rack, /*require_cpu=*/true);
+  if (c.node == kNoNode) c = search(e, ref_node, ref_rack, /*require_cpu=*/false);
+  return c;
+}
+
+void Placer::record(std::uint32_t i, const Candidate& c, std::uint32_t ref_node,
+                    std::uint32_t ref_rack, Outcome& out) const {
+  const NodeState& node = state_.node(c.node);
+  PlacementDecision d;
+  d.executor = ExecutorId(i);
+  d.slot = WorkerSlot{node.spec->id, c.fit.worker == kNoWorker ? node.free_ports.front()
+                                                                : builder_.worker(c.fit.worker).port};
+  d.memory = (node.free_memory_mb - c.fit.memory_mb) / mem_scale_;
+  d.cpu = (node.free_cpu - c.fit.cpu) / cpu_scale_;
+  d.network = std::sqrt(c.node == ref_node ? kNetSameNode
+                        : node.rack == ref_rack ? kNetSameRack
+                                                : kNetOtherRack);
+  d.new_worker = c.fit.worker == kNoWorker;
+  out.decisions.push_back(d);
+  if (node.free_cpu + kEpsilon >= c.fit.cpu) return;
+  const CpuOvercommit o{d.executor, node.spec->id, c.fit.cpu, node.free_cpu};
+  out.overcommits.push_back(o);
+  out.warnings.push_back("executor " + std::to_string(i) + " of '" +
+                         builder_.executors()[i].component + "' overcommits CPU on " +
+                         o.node.value() + ": asks " + format_amount(o.asked) + " points, " +
+                         format_amount(std::max(0.0, o.free)) +
+                         " free; no node that can take it has that much CPU free");
+}
+
+std::string Placer::run(Outcome& out) {
   const std::vector<std::uint32_t> order = executor_order(request_, builder_.executors());
   std::uint32_t ref_node = kNoNode;
   std::uint32_t ref_rack = state_.rack_count() == 0 ? 0 : first_rack();
   for (std::uint32_t i : order) {
-    if (builder_.worker_of(i) != kNoWorker) {  // kept where it runs
-      ref_node = builder_.worker(builder_.worker_of(i)).node;
-      ref_rack = state_.node(ref_node).rack;
-      continue;
+    if (builder_.worker_of(i) == kNoWorker) {
+      const Candidate c = find(builder_.executors()[i], ref_node, ref_rack);
+      if (c.node == kNoNode) return diagnose(builder_.executors()[i]);
+      record(i, c, ref_node, ref_rack, out);
+      unindex(c.node);
+      std::uint32_t w = c.fit.worker;
+      if (w == kNoWorker) w = builder_.open_worker(c.node, state_.node(c.node).free_ports.front());
+      builder_.add(i, w);
+      index(c.node);
+      ++out.moved;
     }
-    const ExecutorRequest& e = builder_.executors()[i];
-    Candidate c;
-    const bool cpu_somewhere = !free_cpu_.empty() && *free_cpu_.rbegin() + kEpsilon >= e.cpu;
-    if (state_.rack_count() > 0 && cpu_somewhere) {
-      c = search(e, ref_node, ref_rack, /*require_cpu=*/true);
-    }
-    if (c.node == kNoNode && state_.rack_count() > 0) {
-      c = search(e, ref_node, ref_rack, /*require_cpu=*/false);
-      if (c.node != kNoNode) {
-        const CpuOvercommit o{ExecutorId(i), state_.node(c.node).spec->id, c.fit.cpu,
-                              state_.node(c.node).free_cpu};
-        overcommits.push_back(o);
-        warnings.push_back("executor " + std::to_string(i) + " of '" + e.component +
-                           "' overcommits CPU on " + o.node.value() + ": asks " +
-                           format_amount(o.asked) + " points, " +
-                           format_amount(std::max(0.0, o.free)) +
-                           " free; no node that can take it has that much CPU free");
-      }
-    }
-    if (c.node == kNoNode) return diagnose(e);
-    unindex(c.node);
-    std::uint32_t w = c.fit.worker;
-    if (w == kNoWorker) w = builder_.open_worker(c.node, state_.node(c.node).free_ports.front());
-    builder_.add(i, w);
-    index(c.node);
-    ++moved;
-    ref_node = c.node;
-    ref_rack = state_.node(c.node).rack;
+    ref_node = builder_.worker(builder_.worker_of(i)).node;  // placed now, or kept
+    ref_rack = state_.node(ref_node).rack;
   }
   return {};
 }
 
 }  // namespace
-
-std::vector<std::string> component_order(const TopologyRequest& request) {
-  std::map<std::string, std::set<std::string>> neighbours;
-  std::vector<std::string> names;
-  std::set<std::string> spouts;
-  for (const ComponentSpec& c : request.components) {
-    names.push_back(c.name);
-    neighbours[c.name];
-    if (c.is_spout) spouts.insert(c.name);
-  }
-  for (const Edge& edge : request.edges) {
-    if (!neighbours.count(edge.from) || !neighbours.count(edge.to)) continue;
-    neighbours[edge.from].insert(edge.to);
-    neighbours[edge.to].insert(edge.from);
-  }
-  std::sort(names.begin(), names.end(), natural_less);
-  std::vector<std::string> order;
-  std::set<std::string> seen;
-  std::deque<std::string> queue;
-  auto walk = [&] {
-    while (!queue.empty()) {
-      std::string c = queue.front();
-      queue.pop_front();
-      order.push_back(c);
-      std::vector<std::string> next(neighbours[c].begin(), neighbours[c].end());
-      std::sort(next.begin(), next.end(), natural_less);
-      for (const std::string& n : next) {
-        if (seen.insert(n).second) queue.push_back(n);
-      }
-    }
-  };
-  for (const std::string& name : names) {  // all spouts start the walk together
-    if (spouts.count(name) && seen.insert(name).second) queue.push_back(name);
-  }
-  walk();
-  for (const std::string& name : names) {
-    if (seen.insert(name).second) {
-      queue.push_back(name);
-      walk();
-    }
-  }
-  return order;
-}
-
-std::vector<std::uint32_t> executor_order(const TopologyRequest& request,
-                                          const std::vector<ExecutorRequest>& executors) {
-  std::vector<std::string> components = component_order(request);
-  std::map<std::string, std::size_t> position;
-  for (std::size_t i = 0; i < components.size(); ++i) position[components[i]] = i;
-  std::vector<std::vector<std::uint32_t>> queues(components.size() + 1);
-  for (std::uint32_t i = 0; i < executors.size(); ++i) {
-    auto it = position.find(executors[i].component);
-    queues[it == position.end() ? components.size() : it->second].push_back(i);
-  }
-  std::vector<std::uint32_t> order;
-  order.reserve(executors.size());
-  for (std::size_t pass = 0; order.size() < executors.size(); ++pass) {
-    for (const auto& q : queues) {
-      if (pass < q.size()) order.push_back(q[pass]);
-    }
-  }
-  return order;
-}
 
 std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequest& e,
                                    double worker_memory_mb) {
@@ -375,11 +336,9 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
                                           SearchMode mode) {
   AssignmentBuilder builder(state, request);
   builder.keep_current();
-  std::vector<std::string> warnings;
-  int moved = 0;
   Placer placer(state, builder, request, mode);
-  std::vector<CpuOvercommit> overcommits;
-  std::string reason = placer.run(warnings, overcommits, moved);
+  Placer::Outcome out;
+  std::string reason = placer.run(out);
   if (!reason.empty()) {
     TopologyPlacement failed;
     failed.topology = request.id;
@@ -387,8 +346,9 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
     failed.reason = std::move(reason);
     return failed;
   }
-  TopologyPlacement placed = builder.finish(std::move(warnings), moved);
-  placed.cpu_overcommits = std::move(overcommits);
+  TopologyPlacement placed = builder.finish(std::move(out.warnings), out.moved);
+  placed.cpu_overcommits = std::move(out.overcommits);
+  placed.decisions = std::move(out.decisions);
   return placed;
 }
 

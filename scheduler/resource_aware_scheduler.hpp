@@ -16,16 +16,6 @@
 
 namespace rstorm::scheduler {
 
-// Components in breadth-first order from the spouts (by name), edges taken both
-// ways; components no spout reaches follow, walked the same way from the first
-// unvisited by name; explicit ackers last.
-std::vector<std::string> component_order(const TopologyRequest& request);
-
-// Executor indices (into builder.executors()) in placement order: one executor
-// per ordered component per pass, so neighbours are placed next to each other.
-std::vector<std::uint32_t> executor_order(const TopologyRequest& request,
-                                          const std::vector<ExecutorRequest>& executors);
-
 // Why `e` cannot go on any node of `state` even when empty-handed (memory or a
 // generic resource larger than the largest free node); empty when it could.
 std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequest& e,

@@ -1,5 +1,7 @@
 #include "scheduler/resource_aware_scheduler.hpp"
 
+#include "scheduler/placement_order.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -52,6 +54,29 @@ TEST(ResourceAwareSchedulerTest, NeighboursShareANodeUntilItsCpuRunsOut) {
   EXPECT_TRUE(r.topologies[0].warnings.empty());
   EXPECT_EQ(usage_of(r, "node-1").cpu_used, 310);
   EXPECT_EQ(usage_of(r, "node-2").cpu_used, 110);
+}
+
+TEST(ResourceAwareSchedulerTest, DecisionsRecordTheDistanceTermsOfEveryPlacement) {
+  Cluster cluster = make_cluster({3});
+  TopologyRequest t = make_topology("t", {spout("s", 4, 100)}, {});
+  ScheduleResult r = schedule_ok(cluster, {t});
+  const std::vector<PlacementDecision>& d = r.topologies[0].decisions;
+  ASSERT_EQ(d.size(), 4u);
+  // The first: a new worker (128 MB + its 128 MB acker, 100 + 10 points) on an
+  // empty node of the rack with most free.
+  EXPECT_EQ(d[0].slot, (WorkerSlot{NodeId("node-1"), 6700}));
+  EXPECT_TRUE(d[0].new_worker);
+  EXPECT_DOUBLE_EQ(d[0].memory, (4096.0 - 256) / 4096);
+  EXPECT_DOUBLE_EQ(d[0].cpu, (400.0 - 110) / 400);
+  EXPECT_DOUBLE_EQ(d[0].network, 0.5);
+  // The second joins that worker on the same node.
+  EXPECT_FALSE(d[1].new_worker);
+  EXPECT_DOUBLE_EQ(d[1].memory, (4096.0 - 256 - 128) / 4096);
+  EXPECT_DOUBLE_EQ(d[1].cpu, (290.0 - 100) / 400);
+  EXPECT_DOUBLE_EQ(d[1].network, 0);
+  // The fourth moves to node-2 of the same rack.
+  EXPECT_EQ(d[3].slot, (WorkerSlot{NodeId("node-2"), 6700}));
+  EXPECT_DOUBLE_EQ(d[3].network, 0.5);
 }
 
 TEST(ResourceAwareSchedulerTest, ExecutorsOnANodePackIntoAsFewWorkersAsTheHeapAllows) {

@@ -79,6 +79,24 @@ TEST_F(ScheduleCommandTest, PrintsPlacementByRackNodeAndWorkerWithNetworkCost) {
             std::string::npos);
 }
 
+TEST_F(ScheduleCommandTest, ExplainListsEveryDecisionWithItsDistanceTerms) {
+  RunResult r = run("--explain --cluster " + kCluster + " " + kSource +
+                    "/examples/paper/linear-network.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // memory (4096 - 128 - 128) / 4096, cpu (400 - 40 - 10) / 400, same rack as
+  // the rack with most free: 0.5.
+  EXPECT_NE(r.out.find("    spout[0] -> node-1:6700 (new worker): distance 1.376 = memory 0.938, "
+                       "cpu 0.875, network 0.500\n    b1[8] -> node-1:6700: distance"),
+            std::string::npos)
+      << r.out;
+  std::size_t lines = 0;
+  for (std::size_t at = r.out.find(" -> node-"); at != std::string::npos;
+       at = r.out.find(" -> node-", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 20u);  // one per executor
+}
+
 TEST_F(ScheduleCommandTest, JsonOutputAndRoundRobinBaseline) {
   const std::string topology = kSource + "/examples/paper/star-network.yaml";
   RunResult ra = run("--json --cluster " + kCluster + " " + topology);
@@ -91,6 +109,8 @@ TEST_F(ScheduleCommandTest, JsonOutputAndRoundRobinBaseline) {
   EXPECT_EQ(b["topologies"][0]["strategy"], "round-robin");
   EXPECT_TRUE(a["topologies"][0]["scheduled"].get<bool>());
   EXPECT_EQ(a["topologies"][0]["executors"].size(), 18u);
+  EXPECT_EQ(a["topologies"][0]["decisions"].size(), 18u);
+  EXPECT_EQ(b["topologies"][0]["decisions"].size(), 0u);
   EXPECT_EQ(a["nodes"].size(), 12u);
   EXPECT_EQ(b["topologies"][0]["workers"].size(), 12u);
   EXPECT_EQ(a["topologies"][0]["network"]["pairs"], 72);
