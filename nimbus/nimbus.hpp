@@ -1,0 +1,203 @@
+// Nimbus: the master's logic, independent of Thrift transport. It holds the
+// topology registry (TopologyRecord nodes in the coordination store, structure
+// and config in the blob store), runs leader election, schedules with the
+// scheduler library whenever supervisors or topologies change (and every
+// monitor period), writes assignments, detects dead supervisors and workers
+// from missed heartbeats, and serves code in chunks. Only the leader mutates
+// cluster state; a standby answers mutating calls with kUnavailable ("not the
+// leader", see leader_address()) and copies the code blobs of every topology
+// from the leader so that it can serve them after a failover.
+//
+// Errors are Status values whose codes the Thrift handler maps to the IDL's
+// exceptions: kNotFound, kAlreadyExists, kInvalidArgument (bad topology or
+// illegal state), kCorruption (upload check failed), kUnavailable (not leader).
+//
+// Thread contract: thread-safe. Owns one monitor thread (scheduling rounds on
+// the leader, blob sync on a standby); RPC threads call the public methods;
+// watch callbacks only wake the monitor thread. REQUIRES: the store and the
+// blob store outlive this object.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "common/blob_store.hpp"
+#include "common/cluster_paths.hpp"
+#include "common/coordination_store.hpp"
+#include "common/leader_election.hpp"
+#include "common/logger.hpp"
+#include "common/status.hpp"
+#include "rstorm/config.hpp"
+#include "rstorm_thrift/rstorm_types.h"
+#include "scheduler/placement.hpp"
+#include "scheduler/request.hpp"
+
+namespace rstorm::nimbus {
+
+struct NimbusOptions {
+  // Address advertised in the election node (and bind address of the server).
+  // Default 127.0.0.1 (nimbus.thrift.host).
+  std::string host = "127.0.0.1";
+  // Coordination store root. Default "/rstorm" (storm.zookeeper.root).
+  std::string root = "/rstorm";
+  // Scheduling round at least this often. Default 10 s (nimbus.monitor.freq.secs).
+  std::chrono::milliseconds monitor_period{10000};
+  // A supervisor silent this long is dead. Default 60 s (nimbus.supervisor.timeout.secs).
+  std::chrono::milliseconds supervisor_timeout{60000};
+  // A worker silent this long is dead. Default 30 s (nimbus.task.timeout.secs).
+  std::chrono::milliseconds task_timeout{30000};
+  // Grace for a newly assigned worker's first heartbeat. Default 120 s (nimbus.task.launch.secs).
+  std::chrono::milliseconds task_launch{120000};
+  // Kill wait when the client gives none. Default 30 (topology.message.timeout.secs).
+  int default_kill_wait_secs = 30;
+  // Download chunk size. Default 1 MiB (storm.blobstore.chunk.size.bytes).
+  std::size_t chunk_bytes = 1 << 20;
+  // Milliseconds since the epoch. Default: the system clock. Tests may inject one.
+  std::function<std::int64_t()> now_ms;
+
+  // From the keys named above. Throws ConfigError on a wrong type.
+  static NimbusOptions from_config(const Config& config);
+};
+
+class Nimbus {
+ public:
+  Nimbus(CoordinationStore& store, BlobStore& blobs, NimbusOptions options, Logger logger);
+  ~Nimbus();  // stop()
+  Nimbus(const Nimbus&) = delete;
+  Nimbus& operator=(const Nimbus&) = delete;
+
+  // Creates the cluster directories, joins the election advertising
+  // host:`port` and starts the monitor thread.
+  Status start(int port);
+  // Leaves the election and joins the monitor thread. Idempotent.
+  void stop();
+
+  bool is_leader() const;
+  // The leader's advertised address; kNotFound when there is none.
+  Result<thrift::NimbusSummary> leader() const;
+
+  // ---- the Nimbus service (see common/thrift/rstorm.thrift)
+  Result<std::string> submit(const std::string& name, thrift::TopologyStructure structure,
+                             const std::map<std::string, thrift::ConfigEntry>& config,
+                             const std::string& code_blob_key);
+  Status kill(const std::string& name, std::optional<int> wait_secs);
+  Status activate(const std::string& name);
+  Status deactivate(const std::string& name);
+  Status rebalance(const std::string& name, const thrift::RebalanceOptions& options);
+  Result<thrift::ClusterSummary> cluster_info();
+  Result<thrift::TopologyInfo> topology_info(const std::string& id_or_name);
+  Result<thrift::TopologyPlacement> placement(const std::string& id_or_name);
+  Result<std::string> begin_upload(const std::string& blob_key);
+  Status upload_chunk(const std::string& session, const std::string& chunk);
+  Result<thrift::BlobSummary> finish_upload(const std::string& session, std::int64_t size,
+                                            const std::string& sha256);
+  Result<thrift::DownloadHandle> begin_download(const std::string& blob_key);
+  Result<std::string> download_chunk(const std::string& session);
+  Status supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat);
+
+  // Wakes the monitor thread for a round now (tests, watches).
+  void trigger();
+  // Completed scheduling rounds (leader) or sync passes (standby).
+  std::uint64_t rounds() const;
+
+ private:
+  // A topology as loaded from the blob store.
+  struct Loaded {
+    thrift::TopologyStructure structure;
+    std::map<std::string, thrift::ConfigEntry> config;
+    scheduler::TopologyRequest request;  // without `current`
+  };
+  struct SlotKey {
+    std::string topology;
+    std::string node;
+    int port;
+    friend auto operator<=>(const SlotKey&, const SlotKey&) = default;
+  };
+  struct PendingRebalance {
+    std::int64_t deadline_ms;
+    thrift::RebalanceOptions options;
+  };
+  struct Download {
+    std::string key;
+    std::uint32_t next = 0;
+    std::uint32_t chunks = 0;
+  };
+  struct RoundInput;
+
+  std::int64_t now() const { return options_.now_ms(); }
+  Status require_leader() const;
+  // The record whose id or name is `id_or_name` (kNotFound naming it).
+  Result<std::pair<thrift::TopologyRecord, std::int32_t>> find_record(const std::string& id_or_name);
+  Result<std::vector<thrift::TopologyRecord>> all_records();
+  Status write_record(const thrift::TopologyRecord& record);
+  Result<Loaded> load(const thrift::TopologyRecord& record);
+  Status check_fits(const scheduler::TopologyRequest& request);
+  Status set_status(const std::string& name, thrift::TopologyStatus::type from_a,
+                    thrift::TopologyStatus::type from_b, thrift::TopologyStatus::type to,
+                    const char* verb);
+  std::string next_topology_id(const std::string& name);
+
+  // nimbus_round.cpp
+  void monitor_loop(std::stop_token stop);
+  void leader_round();
+  void standby_sync();
+  std::map<std::string, thrift::SupervisorInfo> live_supervisors(std::int64_t now_ms);
+  void finish_kill(const thrift::TopologyRecord& record);
+  Status apply_rebalance(thrift::TopologyRecord record, const thrift::RebalanceOptions& options);
+  bool worker_dead(const SlotKey& slot, std::int64_t now_ms);
+  void write_outcome(const thrift::TopologyRecord& record, const scheduler::TopologyRequest& request,
+                     const scheduler::TopologyPlacement& placement,
+                     const std::optional<thrift::Assignment>& existing,
+                     const std::map<std::string, thrift::SupervisorInfo>& supervisors);
+  void arm_watches();
+
+  // nimbus_views.cpp
+  thrift::TopologySummary summarize(const thrift::TopologyRecord& record);
+
+  CoordinationStore& store_;
+  BlobStore& blobs_;
+  const NimbusOptions options_;
+  const ClusterPaths paths_;
+  const Logger logger_;
+  const std::int64_t start_ms_;
+
+  std::unique_ptr<LeaderElection> election_;
+  std::uint64_t session_listener_ = 0;
+  thrift::NimbusSummary self_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable_any wake_;
+  bool dirty_ = true;                                           // guarded by mutex_
+  std::uint64_t rounds_ = 0;                                    // guarded by mutex_
+  bool supervisors_watched_ = false;                            // guarded by mutex_
+  bool topologies_watched_ = false;                             // guarded by mutex_
+  std::map<std::string, Loaded> loaded_;                        // guarded by mutex_
+  std::map<std::string, std::int64_t> supervisor_beats_;        // id -> ms; guarded by mutex_
+  std::map<std::string, std::int64_t> supervisor_seen_;         // id -> ms; guarded by mutex_
+  std::set<std::string> reported_dead_;                         // guarded by mutex_
+  std::map<SlotKey, std::int64_t> worker_beats_;                // guarded by mutex_
+  std::map<SlotKey, std::int64_t> slot_since_;                  // guarded by mutex_
+  std::set<std::string> heartbeating_supervisors_;              // guarded by mutex_
+  std::map<std::string, std::int64_t> kill_deadlines_;          // guarded by mutex_
+  std::map<std::string, PendingRebalance> rebalances_;          // guarded by mutex_
+  std::map<std::string, Download> downloads_;                   // guarded by mutex_
+  std::uint64_t next_download_ = 0;                             // guarded by mutex_
+  std::vector<scheduler::NodeUsage> usage_;                     // guarded by mutex_
+  std::map<std::string, scheduler::TopologyPlacement> placements_;  // guarded by mutex_
+  std::jthread monitor_;
+};
+
+// Names of the blob keys nimbus keeps per topology.
+std::string topology_blob_key(const std::string& topology_id);
+
+}  // namespace rstorm::nimbus

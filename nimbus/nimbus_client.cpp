@@ -1,0 +1,286 @@
+#include "nimbus/nimbus_client.hpp"
+
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSocket.h>
+#include <thrift/transport/TTransportException.h>
+
+#include "common/sha256.hpp"
+#include "rstorm_thrift/Nimbus.h"
+
+namespace rstorm::nimbus {
+
+using apache::thrift::protocol::TBinaryProtocol;
+using apache::thrift::transport::TFramedTransport;
+using apache::thrift::transport::TSocket;
+
+struct NimbusClient::Connection {
+  NimbusAddress address;
+  std::shared_ptr<TFramedTransport> transport;
+  std::unique_ptr<thrift::NimbusClient> client;
+  ~Connection() {
+    try {
+      if (transport) transport->close();
+    } catch (...) {
+    }
+  }
+};
+
+namespace {
+
+Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
+    const NimbusAddress& address, std::chrono::milliseconds timeout);
+
+}  // namespace
+
+std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const std::string& cause) {
+  std::string where;
+  for (const auto& s : seeds) where += (where.empty() ? "" : ", ") + s.to_string();
+  return "cannot reach nimbus at " + where + " (" + cause +
+         "): is rstorm-nimbus running? see `rstorm dev-cluster`";
+}
+
+namespace {
+
+Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
+    const NimbusAddress& address, std::chrono::milliseconds timeout) {
+  auto connection = std::make_unique<NimbusClient::Connection>();
+  connection->address = address;
+  try {
+    auto socket = std::make_shared<TSocket>(address.host, address.port);
+    socket->setConnTimeout(static_cast<int>(timeout.count()));
+    socket->setRecvTimeout(static_cast<int>(timeout.count()));
+    socket->setSendTimeout(static_cast<int>(timeout.count()));
+    connection->transport = std::make_shared<TFramedTransport>(socket);
+    auto protocol = std::make_shared<TBinaryProtocol>(connection->transport);
+    connection->client = std::make_unique<thrift::NimbusClient>(protocol);
+    connection->transport->open();
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kUnavailable, unreachable_message({address}, e.what()));
+  }
+  return connection;
+}
+
+}  // namespace
+
+NimbusClient::Options NimbusClient::options_from_config(const Config& config) {
+  Options options;
+  options.seeds.clear();
+  const int port = static_cast<int>(config.get_int(keys::kNimbusThriftPort, 6627));
+  for (const std::string& host : config.get_string_list(keys::kNimbusSeeds)) {
+    options.seeds.push_back({host, port});
+  }
+  if (options.seeds.empty()) options.seeds.push_back({"127.0.0.1", port});
+  return options;
+}
+
+NimbusClient::NimbusClient(Options options, std::unique_ptr<Connection> connection)
+    : options_(std::move(options)), connection_(std::move(connection)) {}
+
+NimbusClient::~NimbusClient() = default;
+
+Result<std::unique_ptr<NimbusClient>> NimbusClient::connect(Options options) {
+  std::string causes;
+  for (const NimbusAddress& seed : options.seeds) {
+    auto connection = open_connection(seed, options.timeout);
+    if (!connection) {
+      causes += (causes.empty() ? "" : "; ") + connection.status().message();
+      continue;
+    }
+    std::unique_ptr<NimbusClient> client(new NimbusClient(options, std::move(*connection)));
+    if (!options.follow_leader) return client;
+    auto leader = client->leader();
+    if (!leader) {
+      // No leader elected (yet): this nimbus still answers reads.
+      if (leader.code() == ErrorCode::kNotFound) return client;
+      causes += (causes.empty() ? "" : "; ") + leader.status().message();
+      continue;
+    }
+    NimbusAddress at{leader->host, leader->port};
+    if (at.host == seed.host && at.port == seed.port) return client;
+    if (Status s = client->reconnect(at); !s) {
+      causes += (causes.empty() ? "" : "; ") + s.message();
+      continue;
+    }
+    return client;
+  }
+  if (options.seeds.empty()) return Status(ErrorCode::kInvalidArgument, "no nimbus seeds given");
+  return Status(ErrorCode::kUnavailable, causes);
+}
+
+NimbusAddress NimbusClient::address() const {
+  std::lock_guard lock(mutex_);
+  return connection_->address;
+}
+
+Status NimbusClient::reconnect(const NimbusAddress& address) {
+  auto connection = open_connection(address, options_.timeout);
+  if (!connection) return connection.status();
+  std::lock_guard lock(mutex_);
+  connection_ = std::move(*connection);
+  return Status::ok();
+}
+
+template <typename F>
+Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
+  std::optional<NimbusAddress> redirect;
+  {
+    std::lock_guard lock(mutex_);
+    try {
+      call(*connection_->client);
+      return Status::ok();
+    } catch (const thrift::NotFoundException& e) {
+      return Status(ErrorCode::kNotFound, e.msg);
+    } catch (const thrift::AlreadyExistsException& e) {
+      return Status(ErrorCode::kAlreadyExists, e.msg);
+    } catch (const thrift::InvalidTopologyException& e) {
+      return Status(ErrorCode::kInvalidArgument, e.msg);
+    } catch (const thrift::IllegalStateException& e) {
+      return Status(ErrorCode::kInvalidArgument, e.msg);
+    } catch (const thrift::CorruptBlobException& e) {
+      return Status(ErrorCode::kCorruption, e.msg);
+    } catch (const thrift::NotLeaderException& e) {
+      if (!follow || !options_.follow_leader || e.leader_host.empty()) {
+        return Status(ErrorCode::kUnavailable, e.msg);
+      }
+      redirect = NimbusAddress{e.leader_host, e.leader_port};
+    } catch (const std::exception& e) {
+      // The connection is in an unknown state; the next call reconnects.
+      const NimbusAddress at = connection_->address;
+      auto fresh = open_connection(at, options_.timeout);
+      if (fresh) connection_ = std::move(*fresh);
+      return Status(ErrorCode::kUnavailable,
+                    std::string(what) + ": " + unreachable_message({at}, e.what()));
+    }
+  }
+  if (Status s = reconnect(*redirect); !s) return s;
+  return invoke(what, std::forward<F>(call), false);
+}
+
+Result<std::string> NimbusClient::submit_topology(
+    const std::string& name, const thrift::TopologyStructure& structure,
+    const std::map<std::string, thrift::ConfigEntry>& config, const std::string& code_blob_key) {
+  std::string id;
+  Status s = invoke("submitTopology", [&](thrift::NimbusClient& c) {
+    c.submitTopology(id, name, structure, config, code_blob_key);
+  });
+  if (!s) return s;
+  return id;
+}
+
+Status NimbusClient::kill_topology(const std::string& name, std::optional<int> wait_secs) {
+  thrift::KillOptions options;
+  if (wait_secs) options.__set_wait_secs(*wait_secs);
+  return invoke("killTopology", [&](thrift::NimbusClient& c) { c.killTopology(name, options); });
+}
+
+Status NimbusClient::activate(const std::string& name) {
+  return invoke("activate", [&](thrift::NimbusClient& c) { c.activate(name); });
+}
+
+Status NimbusClient::deactivate(const std::string& name) {
+  return invoke("deactivate", [&](thrift::NimbusClient& c) { c.deactivate(name); });
+}
+
+Status NimbusClient::rebalance(const std::string& name, const thrift::RebalanceOptions& options) {
+  return invoke("rebalance", [&](thrift::NimbusClient& c) { c.rebalance(name, options); });
+}
+
+Result<thrift::ClusterSummary> NimbusClient::cluster_info() {
+  thrift::ClusterSummary out;
+  Status s = invoke("getClusterInfo", [&](thrift::NimbusClient& c) { c.getClusterInfo(out); });
+  if (!s) return s;
+  return out;
+}
+
+Result<thrift::TopologyInfo> NimbusClient::topology_info(const std::string& id) {
+  thrift::TopologyInfo out;
+  Status s = invoke("getTopologyInfo", [&](thrift::NimbusClient& c) { c.getTopologyInfo(out, id); });
+  if (!s) return s;
+  return out;
+}
+
+Result<thrift::TopologyPlacement> NimbusClient::placement(const std::string& id) {
+  thrift::TopologyPlacement out;
+  Status s = invoke("getPlacement", [&](thrift::NimbusClient& c) { c.getPlacement(out, id); });
+  if (!s) return s;
+  return out;
+}
+
+Result<thrift::NimbusSummary> NimbusClient::leader() {
+  thrift::NimbusSummary out;
+  Status s = invoke("getLeader", [&](thrift::NimbusClient& c) { c.getLeader(out); }, false);
+  if (!s) return s;
+  return out;
+}
+
+Status NimbusClient::supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat) {
+  return invoke("supervisorHeartbeat",
+                [&](thrift::NimbusClient& c) { c.supervisorHeartbeat(heartbeat); });
+}
+
+Result<std::string> NimbusClient::begin_upload(const std::string& blob_key) {
+  std::string session;
+  Status s = invoke("beginFileUpload",
+                    [&](thrift::NimbusClient& c) { c.beginFileUpload(session, blob_key); });
+  if (!s) return s;
+  return session;
+}
+
+Status NimbusClient::upload_chunk(const std::string& session, const std::string& chunk) {
+  // No leader following: an upload session lives on one nimbus.
+  return invoke("uploadChunk", [&](thrift::NimbusClient& c) { c.uploadChunk(session, chunk); },
+                false);
+}
+
+Result<thrift::BlobSummary> NimbusClient::finish_upload(const std::string& session,
+                                                        std::int64_t size,
+                                                        const std::string& sha256) {
+  thrift::BlobSummary out;
+  Status s = invoke("finishFileUpload",
+                    [&](thrift::NimbusClient& c) { c.finishFileUpload(out, session, size, sha256); },
+                    false);
+  if (!s) return s;
+  return out;
+}
+
+Result<thrift::BlobSummary> NimbusClient::upload_blob(const std::string& blob_key,
+                                                      const std::string& bytes,
+                                                      std::size_t chunk_bytes) {
+  auto session = begin_upload(blob_key);
+  if (!session) return session.status();
+  for (std::size_t offset = 0; offset < bytes.size(); offset += chunk_bytes) {
+    Status s = upload_chunk(*session, bytes.substr(offset, chunk_bytes));
+    if (!s) return s;
+  }
+  return finish_upload(*session, static_cast<std::int64_t>(bytes.size()), Sha256::hex_of(bytes));
+}
+
+Result<std::string> NimbusClient::download_blob(const std::string& blob_key) {
+  thrift::DownloadHandle handle;
+  Status s = invoke("beginFileDownload",
+                    [&](thrift::NimbusClient& c) { c.beginFileDownload(handle, blob_key); }, false);
+  if (!s) return s;
+  std::string bytes;
+  Sha256 hash;
+  for (;;) {
+    std::string chunk;
+    s = invoke("downloadChunk",
+               [&](thrift::NimbusClient& c) { c.downloadChunk(chunk, handle.session); }, false);
+    if (!s) return s;
+    if (chunk.empty()) break;
+    hash.update(chunk);
+    bytes += chunk;
+    if (bytes.size() > static_cast<std::size_t>(handle.blob.size)) break;
+  }
+  const std::string digest = hash.hex_digest();
+  if (static_cast<std::int64_t>(bytes.size()) != handle.blob.size || digest != handle.blob.sha256) {
+    return Status(ErrorCode::kCorruption,
+                  "blob '" + blob_key + "' downloaded as " + std::to_string(bytes.size()) +
+                      " bytes with SHA-256 " + digest + "; nimbus declares " +
+                      std::to_string(handle.blob.size) + " bytes with SHA-256 " + handle.blob.sha256);
+  }
+  return bytes;
+}
+
+}  // namespace rstorm::nimbus

@@ -1,0 +1,112 @@
+// NimbusClient: the one way rstorm's processes talk to nimbus (the `rstorm`
+// commands, supervisors, a standby nimbus fetching code). It wraps the
+// generated Thrift client (framed transport, binary protocol, as the server
+// speaks) and turns every Thrift exception into a Status naming what failed:
+//   NotFoundException -> kNotFound, AlreadyExistsException -> kAlreadyExists,
+//   InvalidTopologyException / IllegalStateException -> kInvalidArgument,
+//   CorruptBlobException -> kCorruption, NotLeaderException (when the leader
+//   cannot be followed) and transport errors -> kUnavailable.
+// Leader discovery: connect() tries each seed, asks it for the leader
+// (getLeader) and reconnects to the leader when it is another nimbus. A
+// mutating call answered with NotLeaderException is retried once on the
+// leader the exception names.
+//
+// Thread contract: thread-safe (one connection, calls serialized by a mutex).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.hpp"
+#include "rstorm/config.hpp"
+#include "rstorm_thrift/rstorm_types.h"
+
+namespace rstorm::thrift {
+class NimbusClient;
+}
+
+namespace rstorm::nimbus {
+
+struct NimbusAddress {
+  std::string host;
+  int port = 0;
+  std::string to_string() const { return host + ":" + std::to_string(port); }
+};
+
+class NimbusClient {
+ public:
+  struct Options {
+    // Where to look for nimbus, in order. Default: 127.0.0.1:6627.
+    std::vector<NimbusAddress> seeds{{"127.0.0.1", 6627}};
+    // Connect, send and receive timeout of one call. Default 30 s.
+    std::chrono::milliseconds timeout{30000};
+    // Reconnect to the leader getLeader() names. Default true. False for a
+    // client that must talk to exactly this nimbus (e.g. a standby reading code).
+    bool follow_leader = true;
+  };
+  // Seeds from nimbus.seeds x nimbus.thrift.port. Throws ConfigError on a wrong type.
+  static Options options_from_config(const Config& config);
+
+  // kUnavailable: "cannot reach nimbus at 127.0.0.1:6627 (...): is rstorm-nimbus
+  // running? see `rstorm dev-cluster`".
+  static Result<std::unique_ptr<NimbusClient>> connect(Options options);
+  ~NimbusClient();
+
+  // The nimbus this client talks to.
+  NimbusAddress address() const;
+
+  Result<std::string> submit_topology(const std::string& name,
+                                      const thrift::TopologyStructure& structure,
+                                      const std::map<std::string, thrift::ConfigEntry>& config,
+                                      const std::string& code_blob_key);
+  Status kill_topology(const std::string& name, std::optional<int> wait_secs);
+  Status activate(const std::string& name);
+  Status deactivate(const std::string& name);
+  Status rebalance(const std::string& name, const thrift::RebalanceOptions& options);
+  Result<thrift::ClusterSummary> cluster_info();
+  // `id` may also be a topology name.
+  Result<thrift::TopologyInfo> topology_info(const std::string& id);
+  Result<thrift::TopologyPlacement> placement(const std::string& id);
+  Result<thrift::NimbusSummary> leader();
+  Status supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat);
+
+  // Uploads `bytes` as `blob_key` in chunks of `chunk_bytes`, declaring the
+  // size and SHA-256 so nimbus verifies them.
+  Result<thrift::BlobSummary> upload_blob(const std::string& blob_key, const std::string& bytes,
+                                          std::size_t chunk_bytes = 1 << 20);
+  // Downloads a blob and checks its SHA-256 against the one nimbus declares
+  // (kCorruption naming the blob when they differ).
+  Result<std::string> download_blob(const std::string& blob_key);
+
+  // Raw chunked-upload steps (for tests of corrupt and truncated uploads).
+  Result<std::string> begin_upload(const std::string& blob_key);
+  Status upload_chunk(const std::string& session, const std::string& chunk);
+  Result<thrift::BlobSummary> finish_upload(const std::string& session, std::int64_t size,
+                                            const std::string& sha256);
+
+  // One open Thrift connection (opaque; defined in nimbus_client.cpp).
+  struct Connection;
+
+ private:
+  NimbusClient(Options options, std::unique_ptr<Connection> connection);
+  // Runs `call` on the connection; maps exceptions; on NotLeader follows the
+  // leader once when `follow` is set.
+  template <typename F>
+  Status invoke(const char* what, F&& call, bool follow = true);
+  Status reconnect(const NimbusAddress& address);
+
+  const Options options_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<Connection> connection_;  // guarded by mutex_
+};
+
+// The message for an unreachable nimbus, with what to do about it.
+std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const std::string& cause);
+
+}  // namespace rstorm::nimbus

@@ -1,0 +1,58 @@
+#include "nimbus/nimbus_daemon.hpp"
+
+#include "common/rocksdb_store.hpp"
+#include "common/zookeeper_store.hpp"
+
+namespace rstorm::nimbus {
+
+Result<std::unique_ptr<NimbusDaemon>> NimbusDaemon::start(const Config& config, Logger logger,
+                                                          std::unique_ptr<CoordinationStore> store) {
+  std::unique_ptr<NimbusDaemon> d(new NimbusDaemon(logger));
+  NimbusOptions options;
+  NimbusServer::Options server_options;
+  std::filesystem::path dir;
+  try {
+    options = NimbusOptions::from_config(config);
+    server_options.host = options.host;
+    server_options.port = static_cast<int>(config.get_int(keys::kNimbusThriftPort));
+    dir = std::filesystem::path(config.get_string(keys::kLocalDir)) / "nimbus";
+    if (!store) {
+      auto zk = ZooKeeperStore::connect(ZooKeeperOptions::from_config(config),
+                                        logger.with_context("piece", "zookeeper"));
+      if (!zk) return zk.status();
+      store = std::move(*zk);
+    }
+  } catch (const ConfigError& e) {
+    return Status(ErrorCode::kInvalidArgument, e.what());
+  }
+  d->store_ = std::move(store);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status(ErrorCode::kIoError, "cannot create " + dir.string() + ": " + ec.message());
+  auto kv = RocksDbStore::open(dir / "blobs", RocksDbStore::Options{});
+  if (!kv) return kv.status();
+  d->kv_ = std::move(*kv);
+  d->blobs_ = std::make_unique<BlobStore>(*d->kv_, BlobStore::Options{options.chunk_bytes});
+  if (auto collected = d->blobs_->collect_garbage(); collected && *collected > 0) {
+    logger.info("dropped {} chunks of uploads interrupted by the last stop", *collected);
+  }
+  d->nimbus_ = std::make_unique<Nimbus>(*d->store_, *d->blobs_, options, logger);
+  d->server_ = std::make_unique<NimbusServer>(*d->nimbus_, server_options, logger);
+  if (Status s = d->server_->start(); !s) return s;
+  if (Status s = d->nimbus_->start(d->server_->port()); !s) return s;
+  return d;
+}
+
+NimbusDaemon::~NimbusDaemon() { stop(); }
+
+void NimbusDaemon::stop() {
+  if (nimbus_) nimbus_->stop();
+  if (server_) server_->stop();
+  server_.reset();
+  nimbus_.reset();
+  blobs_.reset();
+  kv_.reset();
+  store_.reset();
+}
+
+}  // namespace rstorm::nimbus

@@ -1,0 +1,435 @@
+// Nimbus's monitor thread: scheduling rounds on the leader, blob sync on a standby.
+#include <algorithm>
+
+#include "common/thrift/codec.hpp"
+#include "nimbus/nimbus.hpp"
+#include "nimbus/nimbus_client.hpp"
+#include "nimbus/topology_structure.hpp"
+#include "scheduler/scheduler.hpp"
+
+namespace rstorm::nimbus {
+namespace {
+
+using ExecutorKey = std::tuple<std::string, int, int>;  // component, first task, last task
+
+ExecutorKey key_of(const thrift::ExecutorInfo& e) { return {e.component, e.task_start, e.task_end}; }
+
+}  // namespace
+
+void Nimbus::monitor_loop(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, stop, options_.monitor_period, [this] { return dirty_; });
+      if (stop.stop_requested()) return;
+      dirty_ = false;
+    }
+    try {
+      if (is_leader()) {
+        leader_round();
+      } else {
+        standby_sync();
+      }
+    } catch (const std::exception& e) {
+      // One bad topology or a store hiccup must not kill nimbus: log and retry next round.
+      logger_.error("monitor round failed: {}", e.what());
+    }
+    std::lock_guard lock(mutex_);
+    ++rounds_;
+  }
+}
+
+void Nimbus::arm_watches() {
+  bool arm_supervisors = false, arm_topologies = false;
+  {
+    std::lock_guard lock(mutex_);
+    arm_supervisors = !supervisors_watched_;
+    arm_topologies = !topologies_watched_;
+    supervisors_watched_ = topologies_watched_ = true;
+  }
+  if (arm_supervisors) {
+    auto s = store_.children(paths_.supervisors(), [this](const WatchEvent&) {
+      {
+        std::lock_guard lock(mutex_);
+        supervisors_watched_ = false;
+      }
+      trigger();
+    });
+    if (!s) {
+      std::lock_guard lock(mutex_);
+      supervisors_watched_ = false;
+    }
+  }
+  if (arm_topologies) {
+    auto s = store_.children(paths_.topologies(), [this](const WatchEvent&) {
+      {
+        std::lock_guard lock(mutex_);
+        topologies_watched_ = false;
+      }
+      trigger();
+    });
+    if (!s) {
+      std::lock_guard lock(mutex_);
+      topologies_watched_ = false;
+    }
+  }
+}
+
+// Registered supervisors whose heartbeat (or first sighting, for one that has
+// not sent any yet) is younger than nimbus.supervisor.timeout.secs.
+std::map<std::string, thrift::SupervisorInfo> Nimbus::live_supervisors(std::int64_t now_ms) {
+  std::map<std::string, thrift::SupervisorInfo> out;
+  auto ids = store_.children(paths_.supervisors());
+  if (!ids) return out;
+  std::lock_guard lock(mutex_);
+  for (const std::string& id : *ids) {
+    auto node = store_.get(paths_.supervisor(id));
+    if (!node) continue;
+    auto info = decode_thrift<thrift::SupervisorInfo>(node->data, "SupervisorInfo");
+    if (!info) {
+      logger_.warn("ignoring supervisor {}: {}", id, info.status().message());
+      continue;
+    }
+    supervisor_seen_.try_emplace(id, now_ms);
+    const std::int64_t last =
+        std::max(supervisor_seen_[id], supervisor_beats_.count(id) ? supervisor_beats_[id] : 0);
+    if (now_ms - last > options_.supervisor_timeout.count()) {
+      if (reported_dead_.insert(id).second) {
+        logger_.warn("supervisor {} missed heartbeats for {} ms: treating it as dead", id,
+                     now_ms - last);
+      }
+      continue;
+    }
+    reported_dead_.erase(id);
+    out.emplace(id, std::move(*info));
+  }
+  // Forget supervisors whose registration is gone, so a return starts afresh.
+  for (auto it = supervisor_seen_.begin(); it != supervisor_seen_.end();) {
+    if (!std::binary_search(ids->begin(), ids->end(), it->first)) {
+      supervisor_beats_.erase(it->first);
+      heartbeating_supervisors_.erase(it->first);
+      it = supervisor_seen_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+// A worker is dead when its supervisor reports workers but has not reported
+// this one for nimbus.task.timeout.secs (or never, nimbus.task.launch.secs
+// after the slot was assigned).
+bool Nimbus::worker_dead(const SlotKey& slot, std::int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  if (!heartbeating_supervisors_.count(slot.node)) return false;
+  const std::int64_t since = slot_since_.try_emplace(slot, now_ms).first->second;
+  auto beat = worker_beats_.find(slot);
+  if (beat != worker_beats_.end() && beat->second >= since) {
+    return now_ms - beat->second > options_.task_timeout.count();
+  }
+  return now_ms - since > options_.task_launch.count();
+}
+
+void Nimbus::finish_kill(const thrift::TopologyRecord& record) {
+  (void)store_.remove(paths_.assignment(record.id));
+  (void)store_.remove_recursive(paths_.workerbeats(record.id));
+  (void)store_.remove_recursive(paths_.errors(record.id));
+  (void)store_.remove(paths_.topology(record.id));
+  (void)blobs_.remove(record.code_blob_key);
+  (void)blobs_.remove(record.structure_blob_key);
+  std::lock_guard lock(mutex_);
+  loaded_.erase(record.id);
+  kill_deadlines_.erase(record.id);
+  placements_.erase(record.id);
+  logger_.info("killed topology {}: assignment and blobs removed", record.id);
+}
+
+Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const thrift::RebalanceOptions& options) {
+  auto loaded = load(record);
+  if (!loaded) return loaded.status();
+  thrift::TopologyInfo stored;
+  stored.summary.id = record.id;
+  stored.summary.name = record.name;
+  stored.structure = loaded->structure;
+  stored.config = loaded->config;
+  stored.__isset.structure = stored.__isset.config = true;
+  if (options.__isset.num_executors) {
+    for (auto& c : stored.structure.components) {
+      auto it = options.num_executors.find(c.id);
+      if (it == options.num_executors.end()) continue;
+      if (c.num_tasks <= 0) c.num_tasks = c.parallelism;  // tasks never change
+      c.parallelism = it->second;
+    }
+  }
+  if (options.__isset.num_workers) {
+    stored.config["topology.workers"].value_yaml = std::to_string(options.num_workers);
+    stored.config["topology.workers"].origin = "rebalance";
+    record.num_workers = options.num_workers;
+  }
+  if (auto put = blobs_.put(record.structure_blob_key, encode_thrift(stored)); !put) return put.status();
+  for (const auto& c : stored.structure.components) record.component_executors[c.id] = c.parallelism;
+  record.status = thrift::TopologyStatus::ACTIVE;
+  record.status_reason.clear();
+  {
+    std::lock_guard lock(mutex_);
+    loaded_.erase(record.id);
+  }
+  // A rebalance places every executor afresh.
+  (void)store_.remove(paths_.assignment(record.id));
+  return write_record(record);
+}
+
+void Nimbus::leader_round() {
+  arm_watches();
+  const std::int64_t t = now();
+  auto supervisors = live_supervisors(t);
+  auto records = all_records();
+  if (!records) {
+    logger_.warn("cannot read topologies: {}", records.status().message());
+    return;
+  }
+  scheduler::Cluster cluster;
+  for (const auto& [id, info] : supervisors) {
+    scheduler::NodeSpec node;
+    node.id = scheduler::NodeId(id);
+    node.host = info.host;
+    node.rack = scheduler::RackId(info.rack.empty() ? "default-rack" : info.rack);
+    node.memory_mb = info.memory_capacity_mb;
+    node.cpu = info.cpu_capacity;
+    node.ports.assign(info.slots.begin(), info.slots.end());
+    std::sort(node.ports.begin(), node.ports.end());
+    node.ports.erase(std::unique(node.ports.begin(), node.ports.end()), node.ports.end());
+    node.generic = scheduler::GenericResources(info.generic_resources.begin(),
+                                               info.generic_resources.end());
+    cluster.nodes.push_back(std::move(node));
+  }
+  auto drop_port = [&](const std::string& node_id, int port) {
+    for (auto& n : cluster.nodes) {
+      if (n.id.value() == node_id) std::erase(n.ports, port);
+    }
+  };
+  std::vector<scheduler::TopologyRequest> requests;
+  std::vector<thrift::TopologyRecord> scheduled_records;
+  std::vector<std::optional<thrift::Assignment>> existing;
+  std::set<SlotKey> assigned_slots;
+  for (thrift::TopologyRecord& record : *records) {
+    if (record.status == thrift::TopologyStatus::KILLED) {
+      std::int64_t deadline;
+      {
+        std::lock_guard lock(mutex_);
+        deadline = kill_deadlines_.try_emplace(record.id, t + record.kill_wait_secs * 1000LL)
+                       .first->second;
+      }
+      if (t >= deadline) finish_kill(record);
+      continue;  // its slots stay taken until then (below)
+    }
+    if (record.status == thrift::TopologyStatus::REBALANCING) {
+      std::optional<PendingRebalance> pending;
+      {
+        std::lock_guard lock(mutex_);
+        auto it = rebalances_.find(record.id);
+        if (it == rebalances_.end()) {
+          pending = PendingRebalance{t, {}};  // after a restart: finish it now
+        } else if (t >= it->second.deadline_ms) {
+          pending = it->second;
+        }
+        if (pending) rebalances_.erase(record.id);
+      }
+      if (!pending) continue;
+      if (Status s = apply_rebalance(record, pending->options); !s) {
+        logger_.error("rebalance of {} failed: {}", record.id, s.message());
+      }
+      auto reread = find_record(record.id);
+      if (!reread) continue;
+      record = reread->first;
+    }
+    auto loaded = load(record);
+    if (!loaded) {
+      if (record.status != thrift::TopologyStatus::UNSCHEDULABLE ||
+          record.status_reason != loaded.status().message()) {
+        record.status = thrift::TopologyStatus::UNSCHEDULABLE;
+        record.status_reason = loaded.status().message();
+        (void)write_record(record);
+      }
+      continue;
+    }
+    std::optional<thrift::Assignment> assignment;
+    if (auto node = store_.get(paths_.assignment(record.id))) {
+      auto decoded = decode_thrift<thrift::Assignment>(node->data, "Assignment");
+      if (decoded) assignment = std::move(*decoded);
+    }
+    scheduler::TopologyRequest request = loaded->request;
+    request.current.assign(request.executors.size(), std::nullopt);
+    if (assignment) {
+      std::map<ExecutorKey, thrift::WorkerSlot> where;
+      for (const auto& e : assignment->executors) where[key_of(e.executor)] = e.slot;
+      for (std::size_t i = 0; i < request.executors.size(); ++i) {
+        const auto& e = request.executors[i];
+        auto it = where.find({e.component, e.first_task, e.last_task});
+        if (it == where.end()) continue;
+        SlotKey slot{record.id, it->second.node_id, it->second.port};
+        assigned_slots.insert(slot);
+        if (worker_dead(slot, t)) {
+          logger_.warn("worker {}:{} of {} stopped heartbeating: moving its executors",
+                       slot.node, slot.port, record.id);
+          drop_port(slot.node, slot.port);
+          continue;
+        }
+        request.current[i] = scheduler::WorkerSlot{scheduler::NodeId(it->second.node_id),
+                                                   it->second.port};
+      }
+    }
+    requests.push_back(std::move(request));
+    scheduled_records.push_back(record);
+    existing.push_back(std::move(assignment));
+  }
+  // Slots of topologies being killed stay taken until their assignment goes.
+  for (const auto& record : *records) {
+    if (record.status != thrift::TopologyStatus::KILLED) continue;
+    auto node = store_.get(paths_.assignment(record.id));
+    if (!node) continue;
+    auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment");
+    if (!a) continue;
+    std::set<std::pair<std::string, int>> slots;
+    for (const auto& e : a->executors) slots.insert({e.slot.node_id, e.slot.port});
+    for (const auto& [node_id, port] : slots) drop_port(node_id, port);
+  }
+  auto result = scheduler::schedule(cluster, requests);
+  if (!result) {
+    logger_.error("scheduling failed: {}", result.error().message);
+    return;
+  }
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    write_outcome(scheduled_records[i], requests[i], result.value().topologies[i], existing[i],
+                  supervisors);
+  }
+  std::lock_guard lock(mutex_);
+  usage_ = result.value().nodes;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    placements_[scheduled_records[i].id] = result.value().topologies[i];
+  }
+  // Forget launch times of slots no longer assigned.
+  for (auto it = slot_since_.begin(); it != slot_since_.end();) {
+    it = assigned_slots.count(it->first) ? std::next(it) : slot_since_.erase(it);
+  }
+}
+
+void Nimbus::write_outcome(const thrift::TopologyRecord& record,
+                           const scheduler::TopologyRequest& request,
+                           const scheduler::TopologyPlacement& placement,
+                           const std::optional<thrift::Assignment>& existing,
+                           const std::map<std::string, thrift::SupervisorInfo>& supervisors) {
+  thrift::TopologyRecord updated = record;
+  if (!placement.scheduled) {
+    updated.status = thrift::TopologyStatus::UNSCHEDULABLE;
+    updated.status_reason = placement.reason;
+    if (updated != record) {
+      logger_.warn("topology {} is unschedulable: {}", record.id, placement.reason);
+      (void)write_record(updated);
+    }
+    return;
+  }
+  thrift::Assignment assignment;
+  assignment.topology_id = record.id;
+  for (std::size_t i = 0; i < request.executors.size() && i < placement.executor_slots.size(); ++i) {
+    const auto& e = request.executors[i];
+    thrift::ExecutorAssignment ea;
+    ea.executor.task_start = e.first_task;
+    ea.executor.task_end = e.last_task;
+    ea.executor.component = e.component;
+    ea.slot.node_id = placement.executor_slots[i].node.value();
+    ea.slot.port = placement.executor_slots[i].port;
+    ea.resources.onheap_mb = e.onheap_mb;
+    ea.resources.offheap_mb = e.offheap_mb;
+    ea.resources.cpu_pcore_percent = e.cpu;
+    ea.resources.generic = std::map<std::string, double>(e.generic.begin(), e.generic.end());
+    auto host = supervisors.find(ea.slot.node_id);
+    assignment.node_hosts[ea.slot.node_id] =
+        host != supervisors.end() ? host->second.host : ea.slot.node_id;
+    assignment.executors.push_back(std::move(ea));
+  }
+  assignment.code_blob_key = record.code_blob_key;
+  assignment.code_sha256 = record.code_sha256;
+  const bool same = existing && existing->executors == assignment.executors &&
+                    existing->node_hosts == assignment.node_hosts &&
+                    existing->code_sha256 == assignment.code_sha256;
+  if (!same) {
+    assignment.version = existing ? existing->version + 1 : 1;
+    assignment.assigned_time_ms = now();
+    const std::string bytes = encode_thrift(assignment);
+    const std::string path = paths_.assignment(record.id);
+    Status s = existing ? store_.set(path, bytes).status() : store_.create(path, bytes).status();
+    if (!s) {
+      logger_.error("cannot write assignment of {}: {}", record.id, s.message());
+      return;
+    }
+    logger_.info("assignment of {} version {}: {} executors, {} moved", record.id,
+                 assignment.version, assignment.executors.size(), placement.moved_executors);
+  }
+  if (updated.status == thrift::TopologyStatus::UNSCHEDULABLE) {
+    updated.status = thrift::TopologyStatus::ACTIVE;
+    updated.status_reason.clear();
+  }
+  updated.status_reason = updated.status == thrift::TopologyStatus::ACTIVE ||
+                                  updated.status == thrift::TopologyStatus::INACTIVE
+                              ? std::string()
+                              : updated.status_reason;
+  if (updated != record) (void)write_record(updated);
+}
+
+// A standby copies the code and structure blobs of every topology from the
+// leader (through the leader's Thrift download API) and drops blobs of
+// topologies that are gone, so that it can serve code after a failover.
+void Nimbus::standby_sync() {
+  auto records = all_records();
+  if (!records) return;
+  std::set<std::string> wanted;
+  std::vector<std::pair<std::string, std::string>> missing;  // key, expected sha ("" unknown)
+  for (const auto& r : *records) {
+    wanted.insert(r.code_blob_key);
+    wanted.insert(r.structure_blob_key);
+    if (r.status == thrift::TopologyStatus::KILLED) continue;
+    if (!blobs_.info(r.code_blob_key)) missing.emplace_back(r.code_blob_key, r.code_sha256);
+    if (!blobs_.info(r.structure_blob_key)) missing.emplace_back(r.structure_blob_key, "");
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = loaded_.begin(); it != loaded_.end();) {
+      it = wanted.count(topology_blob_key(it->first)) ? std::next(it) : loaded_.erase(it);
+    }
+  }
+  if (auto keys = blobs_.list()) {
+    for (const auto& key : *keys) {
+      if (!wanted.count(key)) (void)blobs_.remove(key);
+    }
+  }
+  if (missing.empty()) return;
+  auto at = leader();
+  if (!at || (at->host == self_.host && at->port == self_.port)) return;
+  NimbusClient::Options options;
+  options.seeds = {{at->host, at->port}};
+  options.follow_leader = false;
+  options.timeout = std::chrono::milliseconds(10000);
+  auto client = NimbusClient::connect(options);
+  if (!client) return;
+  bool progress = false;
+  for (const auto& [key, sha] : missing) {
+    auto bytes = (*client)->download_blob(key);
+    if (!bytes) {
+      logger_.warn("cannot copy blob {} from the leader: {}", key, bytes.status().message());
+      continue;
+    }
+    auto put = blobs_.put(key, *bytes);
+    if (put && !sha.empty() && put->sha256 != sha) {
+      logger_.error("blob {} from the leader has SHA-256 {}, its topology says {}", key,
+                    put->sha256, sha);
+      (void)blobs_.remove(key);
+      continue;
+    }
+    progress = progress || put.is_ok();
+  }
+  // Blobs may have appeared on the leader meanwhile: look again soon.
+  if (progress) trigger();
+}
+
+}  // namespace rstorm::nimbus

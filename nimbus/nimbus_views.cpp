@@ -1,0 +1,207 @@
+// Nimbus's read-only views: cluster summary, topology info, placement.
+#include <algorithm>
+#include <set>
+
+#include "common/thrift/codec.hpp"
+#include "nimbus/nimbus.hpp"
+#include "scheduler/network_cost.hpp"
+
+namespace rstorm::nimbus {
+
+thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) {
+  thrift::TopologySummary s;
+  s.id = record.id;
+  s.name = record.name;
+  s.status = record.status;
+  s.status_reason = record.status_reason;
+  s.uptime_secs = std::max<std::int64_t>(0, (now() - record.launch_time_ms) / 1000);
+  auto loaded = load(record);
+  if (loaded) {
+    s.num_executors = static_cast<std::int32_t>(loaded->request.executors.size());
+    s.num_tasks = 0;
+    for (const auto& e : loaded->request.executors) {
+      s.num_tasks += e.last_task - e.first_task + 1;
+      s.requested_memory_mb += e.onheap_mb + e.offheap_mb;
+      s.requested_cpu += e.cpu;
+    }
+  }
+  if (auto node = store_.get(paths_.assignment(record.id))) {
+    if (auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment")) {
+      std::set<std::pair<std::string, int>> workers;
+      for (const auto& e : a->executors) {
+        workers.insert({e.slot.node_id, e.slot.port});
+        s.assigned_memory_mb += e.resources.onheap_mb + e.resources.offheap_mb;
+        s.assigned_cpu += e.resources.cpu_pcore_percent;
+      }
+      s.num_workers = static_cast<std::int32_t>(workers.size());
+    }
+  }
+  return s;
+}
+
+Result<thrift::ClusterSummary> Nimbus::cluster_info() {
+  thrift::ClusterSummary out;
+  std::map<std::string, scheduler::NodeUsage> usage;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& u : usage_) usage[u.node.value()] = u;
+  }
+  auto ids = store_.children(paths_.supervisors());
+  if (!ids) return ids.status();
+  for (const auto& id : *ids) {
+    auto node = store_.get(paths_.supervisor(id));
+    if (!node) continue;
+    auto info = decode_thrift<thrift::SupervisorInfo>(node->data, "SupervisorInfo");
+    if (!info) continue;
+    thrift::SupervisorSummary s;
+    s.info = *info;
+    if (auto it = usage.find(id); it != usage.end()) {
+      s.used_memory_mb = it->second.memory_used_mb;
+      s.used_cpu = it->second.cpu_used;
+      s.num_used_workers = it->second.slots_used;
+    }
+    if (info->start_time_ms > 0) s.uptime_secs = std::max<std::int64_t>(0, (now() - info->start_time_ms) / 1000);
+    out.supervisors.push_back(std::move(s));
+  }
+  auto records = all_records();
+  if (!records) return records.status();
+  for (const auto& r : *records) out.topologies.push_back(summarize(r));
+  auto candidates = store_.children(paths_.nimbus_leader());
+  if (candidates) {
+    bool first = true;
+    for (const auto& c : *candidates) {  // sorted: the lowest sequence leads
+      auto node = store_.get(join_path(paths_.nimbus_leader(), c));
+      if (!node) continue;
+      auto n = decode_thrift<thrift::NimbusSummary>(node->data, "NimbusSummary");
+      if (!n) continue;
+      n->is_leader = first;
+      first = false;
+      if (n->host == self_.host && n->port == self_.port) n->uptime_secs = (now() - start_ms_) / 1000;
+      out.nimbuses.push_back(std::move(*n));
+    }
+  }
+  return out;
+}
+
+Result<thrift::TopologyInfo> Nimbus::topology_info(const std::string& id_or_name) {
+  auto found = find_record(id_or_name);
+  if (!found) return found.status();
+  const thrift::TopologyRecord& record = found->first;
+  auto loaded = load(record);
+  if (!loaded) return loaded.status();
+  thrift::TopologyInfo info;
+  info.summary = summarize(record);
+  info.__set_structure(loaded->structure);
+  info.__set_config(loaded->config);
+  if (auto node = store_.get(paths_.assignment(record.id))) {
+    if (auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment")) {
+      for (const auto& e : a->executors) {
+        thrift::ExecutorSummary s;
+        s.executor = e.executor;
+        s.__set_slot(e.slot);
+        s.host = a->node_hosts[e.slot.node_id];
+        s.uptime_secs = std::max<std::int64_t>(0, (now() - a->assigned_time_ms) / 1000);
+        info.executors.push_back(std::move(s));
+      }
+    }
+  }
+  if (auto errors = store_.children(paths_.errors(record.id))) {
+    for (const auto& e : *errors) {
+      auto node = store_.get(join_path(paths_.errors(record.id), e));
+      if (!node) continue;
+      if (auto error = decode_thrift<thrift::ErrorInfo>(node->data, "ErrorInfo")) {
+        info.errors.push_back(std::move(*error));
+      }
+    }
+  }
+  return info;
+}
+
+Result<thrift::TopologyPlacement> Nimbus::placement(const std::string& id_or_name) {
+  auto found = find_record(id_or_name);
+  if (!found) return found.status();
+  const thrift::TopologyRecord& record = found->first;
+  auto loaded = load(record);
+  if (!loaded) return loaded.status();
+  thrift::TopologyPlacement out;
+  out.topology_id = record.id;
+  out.scheduler = std::string(scheduler::strategy_name(loaded->request.strategy));
+  auto node = store_.get(paths_.assignment(record.id));
+  if (!node) return out;  // not placed (yet): see the record's status
+  auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment");
+  if (!a) return a.status();
+  out.__set_assignment(*a);
+  // Racks of the nodes, from their registrations.
+  std::map<std::string, std::string> rack_of;
+  std::map<std::string, thrift::NodeUsage> nodes;
+  for (const auto& e : a->executors) {
+    if (rack_of.count(e.slot.node_id)) continue;
+    std::string rack = "?";
+    if (auto s = store_.get(paths_.supervisor(e.slot.node_id))) {
+      if (auto info = decode_thrift<thrift::SupervisorInfo>(s->data, "SupervisorInfo")) rack = info->rack;
+    }
+    rack_of[e.slot.node_id] = rack;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& u : usage_) {
+      if (!rack_of.count(u.node.value())) continue;
+      thrift::NodeUsage n;
+      n.node_id = u.node.value();
+      n.host = u.host;
+      n.rack = u.rack.value();
+      n.memory_used_mb = u.memory_used_mb;
+      n.memory_capacity_mb = u.memory_capacity_mb;
+      n.cpu_used = u.cpu_used;
+      n.cpu_capacity = u.cpu_capacity;
+      nodes[n.node_id] = n;
+    }
+    if (auto p = placements_.find(record.id); p != placements_.end()) out.warnings = p->second.warnings;
+  }
+  for (const auto& e : a->executors) {
+    auto& ports = nodes[e.slot.node_id].used_ports;
+    nodes[e.slot.node_id].node_id = e.slot.node_id;
+    if (std::find(ports.begin(), ports.end(), e.slot.port) == ports.end()) ports.push_back(e.slot.port);
+  }
+  for (auto& [id, n] : nodes) {
+    if (n.rack.empty()) n.rack = rack_of[id];
+    std::sort(n.used_ports.begin(), n.used_ports.end());
+    out.nodes.push_back(n);
+  }
+  // Network cost of the placement as it is (dense indices per worker, node, rack).
+  std::map<std::pair<std::string, std::string>, thrift::WorkerSlot> slots;
+  for (const auto& e : a->executors) {
+    slots[{e.executor.component, std::to_string(e.executor.task_start)}] = e.slot;
+  }
+  std::map<std::pair<std::string, int>, std::uint32_t> worker_index;
+  std::map<std::string, std::uint32_t> node_index, rack_index;
+  std::vector<scheduler::ExecutorLocation> locations;
+  bool complete = true;
+  for (const auto& e : loaded->request.executors) {
+    auto it = slots.find({e.component, std::to_string(e.first_task)});
+    if (it == slots.end()) {
+      complete = false;
+      break;
+    }
+    const auto& slot = it->second;
+    scheduler::ExecutorLocation loc;
+    loc.worker = worker_index.try_emplace({slot.node_id, slot.port},
+                                          static_cast<std::uint32_t>(worker_index.size()))
+                     .first->second;
+    loc.node = node_index.try_emplace(slot.node_id, static_cast<std::uint32_t>(node_index.size()))
+                   .first->second;
+    loc.rack = rack_index.try_emplace(rack_of[slot.node_id], static_cast<std::uint32_t>(rack_index.size()))
+                   .first->second;
+    locations.push_back(loc);
+  }
+  if (complete) {
+    auto cost = scheduler::network_cost(loaded->request, locations);
+    out.network.same_worker = static_cast<std::int64_t>(cost.same_worker);
+    out.network.same_node = static_cast<std::int64_t>(cost.same_node);
+    out.network.same_rack = static_cast<std::int64_t>(cost.same_rack);
+    out.network.cross_rack = static_cast<std::int64_t>(cost.cross_rack);
+  }
+  return out;
+}
+
+}  // namespace rstorm::nimbus

@@ -1,0 +1,198 @@
+#include "nimbus/render.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "scheduler/cluster_state.hpp"
+
+namespace rstorm::nimbus {
+namespace {
+
+using nlohmann::json;
+using scheduler::format_amount;
+
+std::string status_name(thrift::TopologyStatus::type s) { return thrift::to_string(s); }
+
+std::string executor_label(const thrift::ExecutorInfo& e) {
+  return e.component + "[" + std::to_string(e.task_start) +
+         (e.task_end != e.task_start ? "-" + std::to_string(e.task_end) : "") + "]";
+}
+
+json topology_json(const thrift::TopologySummary& t) {
+  return json{{"id", t.id},
+              {"name", t.name},
+              {"status", status_name(t.status)},
+              {"status_reason", t.status_reason},
+              {"workers", t.num_workers},
+              {"executors", t.num_executors},
+              {"tasks", t.num_tasks},
+              {"uptime_secs", t.uptime_secs},
+              {"requested_memory_mb", t.requested_memory_mb},
+              {"assigned_memory_mb", t.assigned_memory_mb},
+              {"requested_cpu", t.requested_cpu},
+              {"assigned_cpu", t.assigned_cpu}};
+}
+
+}  // namespace
+
+std::string render_list_text(const thrift::ClusterSummary& cluster) {
+  if (cluster.topologies.empty()) return "No topologies running.\n";
+  std::ostringstream out;
+  out << "ID                             NAME             STATUS         WORKERS EXECUTORS TASKS UPTIME\n";
+  for (const auto& t : cluster.topologies) {
+    char line[512];
+    std::snprintf(line, sizeof line, "%-30s %-16s %-14s %7d %9d %5d %llus\n", t.id.c_str(),
+                  t.name.c_str(), status_name(t.status).c_str(), t.num_workers, t.num_executors,
+                  t.num_tasks, static_cast<unsigned long long>(t.uptime_secs));
+    out << line;
+    if (!t.status_reason.empty()) out << "    " << t.status_reason << "\n";
+  }
+  return out.str();
+}
+
+std::string render_list_json(const thrift::ClusterSummary& cluster) {
+  json topologies = json::array();
+  for (const auto& t : cluster.topologies) topologies.push_back(topology_json(t));
+  return json{{"topologies", topologies}}.dump(2) + "\n";
+}
+
+std::string render_cluster_text(const thrift::ClusterSummary& cluster) {
+  std::ostringstream out;
+  out << "Nimbus:\n";
+  if (cluster.nimbuses.empty()) out << "  (none registered)\n";
+  for (const auto& n : cluster.nimbuses) {
+    out << "  " << n.host << ":" << n.port << (n.is_leader ? "  leader" : "  standby") << "\n";
+  }
+  std::map<std::string, std::vector<const thrift::SupervisorSummary*>> by_rack;
+  for (const auto& s : cluster.supervisors) by_rack[s.info.rack].push_back(&s);
+  out << "Supervisors: " << cluster.supervisors.size() << "\n";
+  for (const auto& [rack, sups] : by_rack) {
+    out << "  rack " << rack << "\n";
+    for (const auto* s : sups) {
+      out << "    " << s->info.id << " (" << s->info.host << ")  memory "
+          << format_amount(s->used_memory_mb) << "/" << format_amount(s->info.memory_capacity_mb)
+          << " MB  cpu " << format_amount(s->used_cpu) << "/" << format_amount(s->info.cpu_capacity)
+          << "  workers " << s->num_used_workers << "/" << s->info.slots.size() << "\n";
+    }
+  }
+  out << "Topologies: " << cluster.topologies.size() << "\n";
+  return out.str();
+}
+
+std::string render_cluster_json(const thrift::ClusterSummary& cluster) {
+  json nimbuses = json::array(), supervisors = json::array();
+  for (const auto& n : cluster.nimbuses) {
+    nimbuses.push_back({{"host", n.host}, {"port", n.port}, {"leader", n.is_leader}});
+  }
+  for (const auto& s : cluster.supervisors) {
+    supervisors.push_back({{"id", s.info.id},
+                           {"host", s.info.host},
+                           {"rack", s.info.rack},
+                           {"memory_capacity_mb", s.info.memory_capacity_mb},
+                           {"memory_used_mb", s.used_memory_mb},
+                           {"cpu_capacity", s.info.cpu_capacity},
+                           {"cpu_used", s.used_cpu},
+                           {"slots", s.info.slots},
+                           {"used_workers", s.num_used_workers}});
+  }
+  return json{{"nimbuses", nimbuses},
+              {"supervisors", supervisors},
+              {"topologies", cluster.topologies.size()}}
+             .dump(2) +
+         "\n";
+}
+
+std::string render_describe_text(const thrift::TopologyInfo& info,
+                                 const thrift::TopologyPlacement& placement) {
+  const auto& t = info.summary;
+  std::ostringstream out;
+  out << "Topology " << t.name << " (" << t.id << ")\n";
+  out << "  status: " << status_name(t.status);
+  if (!t.status_reason.empty()) out << " (" << t.status_reason << ")";
+  out << "\n  scheduler: " << placement.scheduler << "\n";
+  out << "  executors " << t.num_executors << ", tasks " << t.num_tasks << ", workers "
+      << t.num_workers << "\n";
+  out << "  memory: " << format_amount(t.assigned_memory_mb) << " MB assigned of "
+      << format_amount(t.requested_memory_mb) << " MB requested; cpu: "
+      << format_amount(t.assigned_cpu) << " of " << format_amount(t.requested_cpu) << "\n";
+  // rack -> node -> port -> executors
+  std::map<std::string, std::string> rack_of;
+  for (const auto& n : placement.nodes) rack_of[n.node_id] = n.rack;
+  std::map<std::string, std::map<std::string, std::map<int, std::vector<std::string>>>> tree;
+  for (const auto& e : placement.assignment.executors) {
+    tree[rack_of[e.slot.node_id]][e.slot.node_id][e.slot.port].push_back(executor_label(e.executor));
+  }
+  out << "Placement (assignment version " << placement.assignment.version << "):\n";
+  if (tree.empty()) out << "  (not placed)\n";
+  for (const auto& [rack, nodes] : tree) {
+    out << "  rack " << rack << "\n";
+    for (const auto& [node, ports] : nodes) {
+      out << "    node " << node;
+      for (const auto& n : placement.nodes) {
+        if (n.node_id == node) {
+          out << "  memory " << format_amount(n.memory_used_mb) << "/"
+              << format_amount(n.memory_capacity_mb) << " MB  cpu " << format_amount(n.cpu_used)
+              << "/" << format_amount(n.cpu_capacity);
+        }
+      }
+      out << "\n";
+      for (const auto& [port, executors] : ports) {
+        out << "      worker " << port << ":";
+        for (const auto& e : executors) out << " " << e;
+        out << "\n";
+      }
+    }
+  }
+  const auto& n = placement.network;
+  out << "Network cost: same worker " << n.same_worker << ", same node " << n.same_node
+      << ", same rack " << n.same_rack << ", cross rack " << n.cross_rack << "\n";
+  for (const auto& w : placement.warnings) out << "warning: " << w << "\n";
+  if (!info.errors.empty()) {
+    out << "Last errors:\n";
+    for (const auto& e : info.errors) out << "  " << e.component << ": " << e.message << "\n";
+  }
+  return out.str();
+}
+
+std::string render_describe_json(const thrift::TopologyInfo& info,
+                                 const thrift::TopologyPlacement& placement) {
+  json executors = json::array(), nodes = json::array(), errors = json::array();
+  for (const auto& e : placement.assignment.executors) {
+    executors.push_back({{"component", e.executor.component},
+                         {"task_start", e.executor.task_start},
+                         {"task_end", e.executor.task_end},
+                         {"node", e.slot.node_id},
+                         {"port", e.slot.port}});
+  }
+  for (const auto& n : placement.nodes) {
+    nodes.push_back({{"node", n.node_id},
+                     {"host", n.host},
+                     {"rack", n.rack},
+                     {"memory_used_mb", n.memory_used_mb},
+                     {"memory_capacity_mb", n.memory_capacity_mb},
+                     {"cpu_used", n.cpu_used},
+                     {"cpu_capacity", n.cpu_capacity},
+                     {"ports", n.used_ports}});
+  }
+  for (const auto& e : info.errors) {
+    errors.push_back({{"component", e.component}, {"message", e.message}, {"time_ms", e.time_ms}});
+  }
+  const auto& c = placement.network;
+  return json{{"topology", topology_json(info.summary)},
+              {"scheduler", placement.scheduler},
+              {"assignment_version", placement.assignment.version},
+              {"executors", executors},
+              {"nodes", nodes},
+              {"network", {{"same_worker", c.same_worker},
+                           {"same_node", c.same_node},
+                           {"same_rack", c.same_rack},
+                           {"cross_rack", c.cross_rack}}},
+              {"warnings", placement.warnings},
+              {"errors", errors}}
+             .dump(2) +
+         "\n";
+}
+
+}  // namespace rstorm::nimbus

@@ -1,0 +1,118 @@
+#include "nimbus/submitter.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/sha256.hpp"
+#include "common/thrift/codec.hpp"
+#include "nimbus/topology_structure.hpp"
+#include "rstorm/topology_library.hpp"
+
+namespace rstorm::nimbus {
+
+Config topology_config_of(const Config& config) {
+  Config out;
+  for (const auto& [key, entry] : config.entries()) {
+    if (key.starts_with("storm.") || key.starts_with("nimbus.") || key.starts_with("supervisor.") ||
+        key.starts_with("worker.")) {
+      continue;
+    }
+    out.set(key, entry.value, entry.origin);
+  }
+  return out;
+}
+
+Result<PreparedTopology> prepare_topology(const std::string& library_path, const std::string& name,
+                                          const Config& config) {
+  auto library = load_topology_library(library_path);
+  if (!library) return Status(ErrorCode::kInvalidArgument, library.status().message());
+  PreparedTopology out;
+  out.name = name.empty() ? library->name() : name;
+  Config topology_config = topology_config_of(config);
+  topology_config.set(std::string(keys::kTopologyName), out.name, "rstorm submit --name");
+  auto topology = library->build(topology_config);
+  if (!topology) {
+    return Status(ErrorCode::kInvalidArgument, library_path + ": " + topology.status().message());
+  }
+  out.structure = structure_to_thrift(out.name, topology->spec());
+  if (Status s = validate_structure(out.structure); !s) return s;
+  out.config = config_to_thrift(topology_config);
+  std::ifstream in(library_path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in) return Status(ErrorCode::kIoError, "cannot read " + library_path);
+  out.library_bytes = bytes.str();
+  return out;
+}
+
+Result<std::string> submit_prepared(NimbusClient& client, const PreparedTopology& topology,
+                                    std::size_t chunk_bytes) {
+  const std::string sha = Sha256::hex_of(topology.library_bytes);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  const std::string key = topology.name + "-code-" + sha.substr(0, 16) + "-" + std::to_string(ms);
+  auto uploaded = client.upload_blob(key, topology.library_bytes, chunk_bytes);
+  if (!uploaded) return uploaded.status();
+  return client.submit_topology(topology.name, topology.structure, topology.config, key);
+}
+
+namespace {
+
+template <typename F>
+Status poll(std::chrono::milliseconds timeout, F&& done) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(50);
+  for (;;) {
+    std::string last;
+    Status s = done(last);
+    if (s) return s;
+    if (s.code() != ErrorCode::kTimeout) return s;
+    if (std::chrono::steady_clock::now() > deadline) return Status(ErrorCode::kTimeout, s.message());
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+  }
+}
+
+}  // namespace
+
+Status wait_until_running(NimbusClient& client, const std::string& topology_id,
+                          std::chrono::milliseconds timeout) {
+  return poll(timeout, [&](std::string&) -> Status {
+    auto info = client.topology_info(topology_id);
+    if (!info) {
+      if (info.code() == ErrorCode::kUnavailable) return Status(ErrorCode::kTimeout, info.status().message());
+      return info.status();
+    }
+    const auto status = info->summary.status;
+    const bool placed = !info->executors.empty();
+    if (placed && (status == thrift::TopologyStatus::ACTIVE || status == thrift::TopologyStatus::INACTIVE)) {
+      return Status::ok();
+    }
+    if (status == thrift::TopologyStatus::KILLED) {
+      return Status(ErrorCode::kInvalidArgument, "topology '" + topology_id + "' was killed");
+    }
+    std::string why = "topology '" + topology_id + "' is " + thrift::to_string(status);
+    if (!info->summary.status_reason.empty()) why += ": " + info->summary.status_reason;
+    if (!placed) why += " (no assignment yet)";
+    return Status(ErrorCode::kTimeout, why);
+  });
+}
+
+Status wait_until_gone(NimbusClient& client, const std::string& name,
+                       std::chrono::milliseconds timeout) {
+  return poll(timeout, [&](std::string&) -> Status {
+    auto cluster = client.cluster_info();
+    if (!cluster) return Status(ErrorCode::kTimeout, cluster.status().message());
+    for (const auto& t : cluster->topologies) {
+      if (t.id == name || t.name == name) {
+        return Status(ErrorCode::kTimeout, "topology '" + name + "' is still " + thrift::to_string(t.status));
+      }
+    }
+    return Status::ok();
+  });
+}
+
+}  // namespace rstorm::nimbus

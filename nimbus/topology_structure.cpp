@@ -1,0 +1,170 @@
+#include "nimbus/topology_structure.hpp"
+
+#include <map>
+#include <set>
+
+#include "common/thrift/codec.hpp"
+#include "scheduler/api_request.hpp"
+
+namespace rstorm::nimbus {
+namespace {
+
+thrift::GroupingType::type grouping_to_thrift(GroupingType type) {
+  switch (type) {
+    case GroupingType::kShuffle: return thrift::GroupingType::SHUFFLE;
+    case GroupingType::kFields: return thrift::GroupingType::FIELDS;
+    case GroupingType::kAll: return thrift::GroupingType::ALL;
+    case GroupingType::kGlobal: return thrift::GroupingType::GLOBAL;
+    case GroupingType::kDirect: return thrift::GroupingType::DIRECT;
+    case GroupingType::kLocalOrShuffle: return thrift::GroupingType::LOCAL_OR_SHUFFLE;
+    case GroupingType::kNone: return thrift::GroupingType::NONE;
+  }
+  return thrift::GroupingType::SHUFFLE;
+}
+
+thrift::ComponentDef component_to_thrift(const ComponentSpec& c) {
+  thrift::ComponentDef def;
+  def.id = c.id;
+  def.kind = c.kind == ComponentKind::kSpout ? thrift::ComponentKind::SPOUT
+                                             : thrift::ComponentKind::BOLT;
+  for (const StreamSpec& s : c.streams) {
+    thrift::StreamDef stream;
+    stream.name = s.id;
+    stream.fields = s.fields.names();
+    stream.direct = s.direct;
+    def.streams.push_back(std::move(stream));
+  }
+  for (const InputSpec& in : c.inputs) {
+    thrift::InputDef input;
+    input.component = in.component;
+    input.stream = in.stream;
+    input.grouping.type = grouping_to_thrift(in.grouping.type);
+    if (in.grouping.type == GroupingType::kFields) {
+      input.grouping.__set_fields(in.grouping.fields.names());
+    }
+    def.inputs.push_back(std::move(input));
+  }
+  def.parallelism = c.parallelism;
+  def.num_tasks = c.num_tasks;
+  def.resources.onheap_mb = c.resources.onheap_mb;
+  def.resources.offheap_mb = c.resources.offheap_mb;
+  def.resources.cpu_pcore_percent = c.resources.cpu_points;
+  def.resources.generic = c.resources.generic;
+  def.config = config_to_thrift(c.config);
+  return def;
+}
+
+void check_inputs(const thrift::ComponentDef& c,
+                  const std::map<std::string, const thrift::ComponentDef*>& by_id,
+                  std::vector<std::string>& problems) {
+  for (const thrift::InputDef& in : c.inputs) {
+    auto source = by_id.find(in.component);
+    if (source == by_id.end()) {
+      problems.push_back("component '" + c.id + "' reads from unknown component '" +
+                         in.component + "'");
+      continue;
+    }
+    const thrift::StreamDef* stream = nullptr;
+    for (const auto& s : source->second->streams) {
+      if (s.name == in.stream) stream = &s;
+    }
+    if (stream == nullptr) {
+      problems.push_back("component '" + c.id + "' reads stream '" + in.stream + "' of '" +
+                         in.component + "', which declares no such stream");
+      continue;
+    }
+    if (in.grouping.type != thrift::GroupingType::FIELDS) continue;
+    for (const std::string& field : in.grouping.fields) {
+      bool declared = false;
+      for (const auto& f : stream->fields) declared = declared || f == field;
+      if (!declared) {
+        problems.push_back("component '" + c.id + "' groups stream '" + in.stream + "' of '" +
+                           in.component + "' by field '" + field + "', which it does not declare");
+      }
+    }
+  }
+}
+
+void check_resources(const thrift::ComponentDef& c, std::vector<std::string>& problems) {
+  if (c.parallelism < 1) {
+    problems.push_back("component '" + c.id + "' has parallelism " + std::to_string(c.parallelism) +
+                       " (must be at least 1)");
+  }
+  if (c.num_tasks < 0) {
+    problems.push_back("component '" + c.id + "' has " + std::to_string(c.num_tasks) + " tasks");
+  }
+  const auto& r = c.resources;
+  if (r.onheap_mb < 0 || r.offheap_mb < 0 || r.cpu_pcore_percent < 0) {
+    problems.push_back("component '" + c.id + "' asks for negative resources");
+  }
+  for (const auto& [name, amount] : r.generic) {
+    if (amount < 0) problems.push_back("component '" + c.id + "' asks " + name + " < 0");
+  }
+}
+
+}  // namespace
+
+thrift::TopologyStructure structure_to_thrift(const std::string& name, const TopologySpec& spec) {
+  thrift::TopologyStructure out;
+  out.name = name;
+  for (const ComponentSpec& c : spec.components) out.components.push_back(component_to_thrift(c));
+  return out;
+}
+
+Status validate_structure(const thrift::TopologyStructure& structure) {
+  std::vector<std::string> problems;
+  std::map<std::string, const thrift::ComponentDef*> by_id;
+  bool has_spout = false;
+  for (const auto& c : structure.components) {
+    if (c.id.empty()) problems.push_back("a component has an empty id");
+    if (!by_id.emplace(c.id, &c).second) problems.push_back("duplicate component id '" + c.id + "'");
+    has_spout = has_spout || c.kind == thrift::ComponentKind::SPOUT;
+  }
+  if (structure.components.empty()) problems.push_back("the topology has no components");
+  else if (!has_spout) problems.push_back("the topology has no spout");
+  for (const auto& c : structure.components) {
+    check_inputs(c, by_id, problems);
+    check_resources(c, problems);
+  }
+  if (problems.empty()) return Status::ok();
+  std::string message = "topology '" + structure.name + "': " + problems.front();
+  for (std::size_t i = 1; i < problems.size(); ++i) message += "; " + problems[i];
+  return Status(ErrorCode::kInvalidArgument, message);
+}
+
+Result<scheduler::TopologyRequest> request_from_structure(const std::string& topology_id,
+                                                          const thrift::TopologyStructure& structure,
+                                                          const Config& config) {
+  scheduler::TopologyRequest request;
+  request.id = scheduler::TopologyId(topology_id);
+  for (const auto& c : structure.components) {
+    scheduler::ComponentSpec spec;
+    spec.name = c.id;
+    spec.is_spout = c.kind == thrift::ComponentKind::SPOUT;
+    spec.parallelism = c.parallelism;
+    spec.tasks = c.num_tasks;
+    spec.onheap_mb = c.resources.onheap_mb;
+    spec.offheap_mb = c.resources.offheap_mb;
+    spec.cpu = c.resources.cpu_pcore_percent;
+    spec.generic = scheduler::GenericResources(c.resources.generic.begin(), c.resources.generic.end());
+    scheduler::add_component(request, spec);
+    for (const auto& in : c.inputs) request.edges.push_back(scheduler::Edge{in.component, c.id});
+  }
+  auto applied = scheduler::apply_topology_config(std::move(request), config);
+  if (!applied) return Status(ErrorCode::kInvalidArgument, applied.error().message);
+  return std::move(applied).value();
+}
+
+int executor_count(const thrift::TopologyStructure& structure) {
+  int n = 0;
+  for (const auto& c : structure.components) n += c.parallelism;
+  return n;
+}
+
+int task_count(const thrift::TopologyStructure& structure) {
+  int n = 0;
+  for (const auto& c : structure.components) n += c.num_tasks > 0 ? c.num_tasks : c.parallelism;
+  return n;
+}
+
+}  // namespace rstorm::nimbus
