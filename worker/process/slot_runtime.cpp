@@ -45,13 +45,17 @@ class RemotePendingSink final : public worker::TupleSink {
     return true;
   }
 
+  // Never full. (No `override`: the runtime's TupleSink gains this hook in a
+  // change that is in progress; this compiles against either version.)
+  void wait_for_space(std::chrono::microseconds) {}
+
   std::uint64_t pending() const { return pending_.load(std::memory_order_relaxed); }
 
  private:
   // Fails tree `root` at its acker when that acker runs in this worker.
   void fail_tree(std::uint64_t root) {
     if (plan_.acker_tasks.empty() || root == 0) return;
-    const worker::TaskId acker = plan_.acker_tasks[root % plan_.acker_tasks.size()];
+    const TaskId acker = plan_.acker_tasks[root % plan_.acker_tasks.size()];
     const int index = env_.task_sink[static_cast<std::size_t>(acker.value)];
     worker::TupleSink* sink = env_.sinks[static_cast<std::size_t>(index)];
     if (dynamic_cast<RemotePendingSink*>(sink) != nullptr) return;  // remote acker: times out

@@ -22,7 +22,8 @@ class BoltExecutor::Collector final : public OutputCollector {
     const std::size_t n = targets.size();
     const bool acking = em.acking();
     for (std::size_t i = 0; i < n; ++i) {
-      Tuple t(&route.info, task_, i + 1 < n ? values : std::move(values));
+      Tuple& t = em.begin_tuple(targets[i], &route.info, task_,
+                                i + 1 < n ? Values(values) : std::move(values));
       if (acking) {
         for (std::size_t a = 0; a < num_anchors; ++a) {
           const MessageAnchors& roots = anchors[a]->anchors();
@@ -34,7 +35,7 @@ class BoltExecutor::Collector final : public OutputCollector {
           }
         }
       }
-      em.send_tuple(targets[i], std::move(t));
+      em.commit();
     }
     bump(ex_.stats_.transferred, n);
   }

@@ -25,13 +25,14 @@ bool ReceiveQueue::try_push(Batch& batch) {
       pos = enqueue_pos_.load(std::memory_order_relaxed);
     }
   }
-  slot->batch = std::move(batch);
-  batch = Batch();
-  slot->sequence.store(pos + 1, std::memory_order_release);
-  // Pairs with the fence in park(): either the consumer sees the batch or we
-  // see it parked.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (parked_.load(std::memory_order_relaxed)) notify();
+  // Swap rather than move: the producer gets back the empty buffer the
+  // consumer left in this slot, so batches are recycled without allocating.
+  std::swap(slot->batch, batch);
+  batch.clear();
+  // seq_cst store and load, paired with park(): either the consumer sees the
+  // batch or we see it parked (no lost wake-up).
+  slot->sequence.store(pos + 1, std::memory_order_seq_cst);
+  if (parked_.load(std::memory_order_seq_cst)) notify();
   return true;
 }
 
@@ -41,13 +42,12 @@ bool ReceiveQueue::try_pop(Batch& out) {
   std::size_t seq = slot->sequence.load(std::memory_order_acquire);
   if (static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos + 1) < 0) return false;
   dequeue_pos_.store(pos + 1, std::memory_order_relaxed);
-  out = std::move(slot->batch);
-  slot->batch = Batch();
-  slot->sequence.store(pos + mask_ + 1, std::memory_order_release);
-  // Pairs with the increment in wait_for_space(): either the producer sees the
-  // free slot or we see it waiting.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (waiting_producers_.load(std::memory_order_relaxed) > 0) {
+  out.clear();
+  std::swap(out, slot->batch);  // leaves `out`'s empty buffer for the next producer
+  // seq_cst, paired with wait_for_space(): either the producer sees the free
+  // slot or we see it waiting.
+  slot->sequence.store(pos + mask_ + 1, std::memory_order_seq_cst);
+  if (waiting_producers_.load(std::memory_order_seq_cst) > 0) {
     { std::lock_guard lock(space_mutex_); }
     space_cv_.notify_all();
   }
@@ -56,7 +56,7 @@ bool ReceiveQueue::try_pop(Batch& out) {
 
 bool ReceiveQueue::full() const {
   std::size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
-  std::size_t seq = slots_[pos & mask_].sequence.load(std::memory_order_acquire);
+  std::size_t seq = slots_[pos & mask_].sequence.load(std::memory_order_seq_cst);
   return static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos) < 0;
 }
 
@@ -77,10 +77,9 @@ std::size_t ReceiveQueue::depth() const {
 
 void ReceiveQueue::park(std::chrono::microseconds timeout) {
   std::unique_lock lock(park_mutex_);
-  parked_.store(true, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  parked_.store(true, std::memory_order_seq_cst);
   std::size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
-  std::size_t seq = slots_[pos & mask_].sequence.load(std::memory_order_acquire);
+  std::size_t seq = slots_[pos & mask_].sequence.load(std::memory_order_seq_cst);
   if (seq != pos + 1) park_cv_.wait_for(lock, timeout);
   parked_.store(false, std::memory_order_relaxed);
 }

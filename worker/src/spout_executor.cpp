@@ -29,11 +29,12 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       const std::uint64_t root = em.next_id();
       std::uint64_t all_edges = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        Tuple t(&route.info, task_, i + 1 < n ? values : std::move(values));
+        Tuple& t = em.begin_tuple(targets[i], &route.info, task_,
+                                  i + 1 < n ? Values(values) : std::move(values));
         const std::uint64_t edge = em.next_id();
         t.mutable_anchors().xor_in(root, edge);
         all_edges ^= edge;
-        em.send_tuple(targets[i], std::move(t));
+        em.commit();
       }
       em.send_control(em.acker_for(root), MessageKind::kAckInit, root, all_edges, task_);
       Pending& p = ex_.pending_.get_or_insert(root);
@@ -47,7 +48,9 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       ex_.in_flight_.store(ex_.pending_.size(), std::memory_order_relaxed);
     } else {
       for (std::size_t i = 0; i < n; ++i) {
-        em.send_tuple(targets[i], Tuple(&route.info, task_, i + 1 < n ? values : std::move(values)));
+        em.begin_tuple(targets[i], &route.info, task_,
+                       i + 1 < n ? Values(values) : std::move(values));
+        em.commit();
       }
       if (reliable) ex_.immediate_acks_.emplace_back(task_index_, std::move(msg_id));
     }

@@ -46,21 +46,22 @@ class Emitter {
     return plan_.acker_tasks[root % plan_.acker_tasks.size()];
   }
 
-  void send_tuple(TaskId dest, Tuple&& tuple) {
-    Envelope e;
-    e.dest = dest;
-    e.tuple = std::move(tuple);
-    transfer_.send(std::move(e));
+  // Starts a tuple for `dest` in place; fill its anchors, then commit().
+  Tuple& begin_tuple(TaskId dest, const StreamInfo* source, TaskId source_task, Values&& values) {
+    Envelope& e = transfer_.append(dest);
+    e.tuple = Tuple(source, source_task, std::move(values));
+    return e.tuple;
   }
+  void commit() { transfer_.commit(); }
+
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
                     TaskId task = TaskId()) {
-    Envelope e;
-    e.dest = dest;
+    Envelope& e = transfer_.append(dest);
     e.kind = kind;
     e.root = root;
     e.value = value;
     e.task = task;
-    transfer_.send(std::move(e));
+    transfer_.commit();
   }
 
   Transfer& transfer() { return transfer_; }

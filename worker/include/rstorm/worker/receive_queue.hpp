@@ -36,10 +36,12 @@ class ReceiveQueue final : public TupleSink {
   ReceiveQueue(const ReceiveQueue&) = delete;
   ReceiveQueue& operator=(const ReceiveQueue&) = delete;
 
-  // Moves `batch` in and wakes a parked consumer. false (batch untouched) when full.
+  // Moves `batch` in and wakes a parked consumer; `batch` comes back empty,
+  // possibly with a recycled buffer. false (batch untouched) when full.
   bool try_push(Batch& batch) override;
-  // Moves the oldest batch into `out` and wakes producers waiting for space.
-  // false when empty.
+  // Moves the oldest batch into `out` (whose old contents are dropped and whose
+  // buffer is kept for producers to reuse) and wakes producers waiting for
+  // space. false when empty.
   bool try_pop(Batch& out);
   // For producers: sleeps until the consumer frees a slot, or `timeout`.
   void wait_for_space(std::chrono::microseconds timeout) override;

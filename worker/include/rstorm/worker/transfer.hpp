@@ -32,17 +32,25 @@ class Transfer {
            std::size_t batch_size, Mode mode, ExecutorStats* stats,
            const std::atomic<bool>* stopping);
 
-  // REQUIRES: e.dest is a task of this topology.
-  void send(Envelope&& e) {
-    const int d = (*task_sink_)[static_cast<std::size_t>(e.dest.value)];
+  // Appends a default envelope for `dest` to its batch and returns it to be
+  // filled in place; commit() must follow before the next append.
+  // REQUIRES: dest is a task of this topology.
+  Envelope& append(TaskId dest) {
+    const int d = (*task_sink_)[static_cast<std::size_t>(dest.value)];
+    last_ = d;
     Batch& b = pending_[static_cast<std::size_t>(d)];
     if (!dirty_flag_[static_cast<std::size_t>(d)]) {
       dirty_flag_[static_cast<std::size_t>(d)] = true;
       dirty_.push_back(d);
     }
     if (b.capacity() == 0) b.reserve(batch_size_);
-    b.push_back(std::move(e));
-    if (b.size() >= batch_size_ && !backlog_) push(d);
+    Envelope& e = b.emplace_back();
+    e.dest = dest;
+    return e;
+  }
+  // Hands the batch of the last append over if it is full.
+  void commit() {
+    if (pending_[static_cast<std::size_t>(last_)].size() >= batch_size_ && !backlog_) push(last_);
   }
 
   // Hands every pending batch over. Returns true when none is left (always in
@@ -66,6 +74,7 @@ class Transfer {
   std::vector<char> dirty_flag_;
   std::vector<int> dirty_;
   bool backlog_ = false;
+  int last_ = 0;
 };
 
 }  // namespace rstorm::worker
