@@ -1,0 +1,82 @@
+// rstorm-supervisor: the per-machine daemon. Thin composition root: config ->
+// ZooKeeper store -> local state (RocksDB) -> nimbus link -> Supervisor; stops
+// in reverse order on SIGTERM or SIGINT, leaving no worker running.
+//
+//   rstorm-supervisor [--config rstorm.yaml] [-c key=value]...
+#include <signal.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "common/config_loader.hpp"
+#include "common/logger.hpp"
+#include "common/rocksdb_store.hpp"
+#include "common/zookeeper_store.hpp"
+#include "supervisor/nimbus_client_link.hpp"
+#include "supervisor/supervisor.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"rstorm-supervisor: registers this machine and runs its worker processes"};
+  rstorm::ConfigLoadOptions load;
+  std::string config_file;
+  app.add_option("--config", config_file, "an rstorm.yaml layered over the defaults");
+  app.add_option("-c", load.overrides, "key=value overrides, as in Storm")->take_all();
+  CLI11_PARSE(app, argc, argv);
+  if (!config_file.empty()) load.config_file = config_file;
+
+  // Signals are taken by sigwait below; every thread started later inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto logger = rstorm::Logger::to_stderr("supervisor");
+  auto config = rstorm::load_config(load);
+  if (!config) {
+    logger.error("{}", config.status().to_string());
+    return 2;
+  }
+  auto options = rstorm::supervisor::SupervisorOptions::from_config(*config);
+  if (!options) {
+    logger.error("{}", options.status().to_string());
+    return 2;
+  }
+  rstorm::ZooKeeperOptions zk_options;
+  rstorm::nimbus::NimbusClient::Options nimbus_options;
+  try {
+    zk_options = rstorm::ZooKeeperOptions::from_config(*config);
+    nimbus_options = rstorm::nimbus::NimbusClient::options_from_config(*config);
+  } catch (const rstorm::ConfigError& e) {
+    logger.error("{}", e.what());
+    return 2;
+  }
+  nimbus_options.timeout = std::chrono::seconds(10);
+  auto store = rstorm::ZooKeeperStore::connect(zk_options, logger.with_context("zk", "client"));
+  if (!store) {
+    logger.error("{}", store.status().to_string());
+    return 3;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options->local_dir, ec);
+  auto state = rstorm::RocksDbStore::open(options->local_dir / "state", {});
+  if (!state) {
+    logger.error("{}", state.status().to_string());
+    return 2;
+  }
+  rstorm::supervisor::NimbusClientLink nimbus(nimbus_options);
+  rstorm::supervisor::Supervisor supervisor(*options, **store, **state, nimbus, logger);
+  if (auto s = supervisor.start(); !s) {
+    logger.error("cannot start: {}", s.to_string());
+    return 1;
+  }
+  std::cout << "rstorm-supervisor " << supervisor.id() << " running (local dir "
+            << std::filesystem::absolute(options->local_dir).string() << ")" << std::endl;
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  logger.info("signal {}: stopping", signal_number);
+  supervisor.stop();
+  return 0;
+}

@@ -1,0 +1,128 @@
+#include "supervisor/process_control.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace rstorm::supervisor {
+
+Result<ProcessId> launch_process(const std::filesystem::path& binary,
+                                 const std::vector<std::string>& args,
+                                 const std::filesystem::path& log_file) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attr, &empty);
+
+  std::vector<std::string> argv_storage{binary.string()};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, binary.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return Status(ErrorCode::kIoError,
+                  "cannot start " + binary.string() + ": " + std::strerror(rc));
+  }
+  ProcessId id{pid, 0};
+  // The start time is readable as soon as the child exists.
+  if (auto ticks = process_start_ticks(pid)) id.start_ticks = *ticks;
+  return id;
+}
+
+std::optional<std::uint64_t> process_start_ticks(pid_t pid) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!in || !std::getline(in, text)) return std::nullopt;
+  // "pid (comm) state ppid ..." : comm may hold spaces and parentheses.
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 2));
+  std::string state;
+  fields >> state;
+  if (state == "Z" || state == "X") return std::nullopt;
+  std::string skip;
+  for (int field = 4; field < 22; ++field) fields >> skip;  // fields 4..21
+  std::uint64_t ticks = 0;
+  if (!(fields >> ticks)) return std::nullopt;
+  return ticks;
+}
+
+std::optional<std::string> reap_child(pid_t pid) {
+  int status = 0;
+  const pid_t r = ::waitpid(pid, &status, WNOHANG);
+  if (r != pid) return std::nullopt;
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+bool process_alive(const ProcessId& id) {
+  if (id.pid <= 0) return false;
+  (void)reap_child(id.pid);
+  const auto ticks = process_start_ticks(id.pid);
+  return ticks.has_value() && (id.start_ticks == 0 || *ticks == id.start_ticks);
+}
+
+int terminate_processes(const std::vector<ProcessId>& ids, std::chrono::milliseconds grace) {
+  for (const auto& id : ids) {
+    if (process_alive(id)) ::kill(id.pid, SIGTERM);
+  }
+  auto all_gone = [&] {
+    for (const auto& id : ids) {
+      if (process_alive(id)) return false;
+    }
+    return true;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (!all_gone() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  int killed = 0;
+  for (const auto& id : ids) {
+    if (process_alive(id)) {
+      ::kill(id.pid, SIGKILL);
+      ++killed;
+    }
+  }
+  // SIGKILL cannot be ignored; bound the wait anyway (an uninterruptible sleep).
+  const auto kill_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!all_gone() && std::chrono::steady_clock::now() < kill_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return killed;
+}
+
+std::string process_command_line(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (auto& c : raw) {
+    if (c == '\0') c = ' ';
+  }
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw;
+}
+
+}  // namespace rstorm::supervisor

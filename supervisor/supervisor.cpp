@@ -1,0 +1,492 @@
+#include "supervisor/supervisor.hpp"
+
+#include <algorithm>
+
+#include "common/thrift/codec.hpp"
+
+namespace rstorm::supervisor {
+
+namespace wp = worker_process;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool same_executors(std::vector<wp::SpecExecutor> a, std::vector<wp::SpecExecutor> b) {
+  auto key = [](const wp::SpecExecutor& e) {
+    return std::tie(e.component, e.task_start, e.task_end);
+  };
+  auto less = [&](const auto& x, const auto& y) { return key(x) < key(y); };
+  std::sort(a.begin(), a.end(), less);
+  std::sort(b.begin(), b.end(), less);
+  return a == b;
+}
+
+}  // namespace
+
+Supervisor::Supervisor(SupervisorOptions options, CoordinationStore& store,
+                       KeyValueStore& local_store, NimbusLink& nimbus, Logger logger)
+    : options_(std::move(options)),
+      store_(store),
+      local_(local_store),
+      nimbus_(nimbus),
+      logger_(std::move(logger)),
+      paths_(options_.zookeeper_root),
+      launcher_(options_, nimbus_, logger_) {}
+
+Supervisor::~Supervisor() { stop(); }
+
+Status Supervisor::start() {
+  if (options_.id.empty()) {
+    auto id = local_.supervisor_id();
+    if (!id) return id.status();
+    id_ = *id;
+  } else {
+    id_ = options_.id;
+  }
+  start_time_ms_ = now_ms();
+  std::error_code ec;
+  std::filesystem::create_directories(options_.local_dir / "workers", ec);
+  if (ec) {
+    return Status(ErrorCode::kIoError,
+                  "cannot create " + (options_.local_dir / "workers").string() + ": " + ec.message());
+  }
+  if (Status s = paths_.ensure_directories(store_); !s) return s;
+  recover();
+  session_listener_ = store_.add_session_listener([this](SessionEvent event) {
+    if (event == SessionEvent::kExpired || event == SessionEvent::kNewSession) {
+      std::lock_guard lock(mutex_);
+      armed_.clear();  // the old session's watches are gone
+      reregister_ = event == SessionEvent::kNewSession;
+      dirty_ = true;
+    } else if (event == SessionEvent::kConnected) {
+      std::lock_guard lock(mutex_);
+      dirty_ = true;
+    }
+    wake_.notify_all();
+  });
+  if (Status s = register_node(); !s) return s;
+  logger_.info("supervisor {} registered: host {}, rack {}, {} MB, {} CPU points, {} slots",
+               id_, options_.host, options_.rack, options_.memory_mb, options_.cpu,
+               options_.ports.size());
+  next_heartbeat_ = Clock::now();
+  started_ = true;
+  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+  return Status::ok();
+}
+
+void Supervisor::stop(StopMode mode) {
+  if (!started_) return;
+  started_ = false;
+  thread_.request_stop();
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  store_.remove_session_listener(session_listener_);
+  if (mode == StopMode::kStopWorkers) {
+    std::vector<ProcessId> ids;
+    for (const auto& [port, slot] : slots_) ids.push_back(slot.record.process);
+    const int killed = terminate_processes(ids, options_.shutdown_wait);
+    for (const auto& [port, slot] : slots_) {
+      (void)local_.remove_worker(port);
+      launcher_.clean_worker_dir(slot.record.topology_id, port);
+    }
+    logger_.info("supervisor {} stopped {} workers ({} needed SIGKILL)", id_, ids.size(), killed);
+    std::lock_guard lock(mutex_);
+    slots_.clear();
+  }
+  (void)store_.remove(paths_.supervisor(id_));
+}
+
+thrift::SupervisorInfo Supervisor::info() const {
+  thrift::SupervisorInfo info;
+  info.id = id_;
+  info.host = options_.host;
+  info.rack = options_.rack;
+  info.memory_capacity_mb = options_.memory_mb;
+  info.cpu_capacity = options_.cpu;
+  info.slots = options_.ports;
+  info.generic_resources = options_.generic;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [port, slot] : slots_) info.used_slots.push_back(port);
+  }
+  info.start_time_ms = start_time_ms_;
+  info.heartbeat_time_ms = now_ms();
+  info.version = "0.1.0";
+  return info;
+}
+
+std::vector<WorkerView> Supervisor::workers() const {
+  std::lock_guard lock(mutex_);
+  std::vector<WorkerView> out;
+  for (const auto& [port, slot] : slots_) {
+    out.push_back(WorkerView{slot.record.topology_id, port, slot.record.process.pid,
+                             slot.record.assignment_version, slot.launches, slot.adopted,
+                             slot.executors});
+  }
+  return out;
+}
+
+std::uint64_t Supervisor::rounds() const {
+  std::lock_guard lock(mutex_);
+  return rounds_;
+}
+
+std::uint64_t Supervisor::heartbeats_sent() const {
+  std::lock_guard lock(mutex_);
+  return heartbeats_;
+}
+
+void Supervisor::mark_dirty() {
+  {
+    std::lock_guard lock(mutex_);
+    dirty_ = true;
+  }
+  wake_.notify_all();
+}
+
+Status Supervisor::register_node() {
+  const std::string path = paths_.supervisor(id_);
+  const std::string data = encode_thrift(info());
+  auto created = store_.create(path, data, CreateMode::kEphemeral);
+  if (created) return Status::ok();
+  if (created.code() != ErrorCode::kAlreadyExists) return created.status();
+  // Our own node (same session), or one left by an earlier run whose session
+  // has not expired yet: replace it so that it belongs to this session.
+  auto existing = store_.get(path);
+  if (existing && existing->ephemeral_owner == store_.session_id()) {
+    return store_.set(path, data).status();
+  }
+  (void)store_.remove(path);
+  return store_.create(path, data, CreateMode::kEphemeral).status();
+}
+
+void Supervisor::recover() {
+  auto records = local_.workers();
+  if (!records) {
+    logger_.error("cannot read local state: {}", records.status().to_string());
+    return;
+  }
+  for (const auto& r : *records) {
+    const bool ours = process_alive(r.process) &&
+                      process_command_line(r.process.pid).find("rstorm-worker") != std::string::npos;
+    if (!ours) {
+      logger_.info("worker of topology '{}' on port {} (pid {}) from an earlier run is gone",
+                   r.topology_id, r.port, r.process.pid);
+      (void)local_.remove_worker(r.port);
+      launcher_.clean_worker_dir(r.topology_id, r.port);
+      continue;
+    }
+    Slot slot;
+    slot.record = r;
+    slot.adopted = true;
+    slot.launches = 1;
+    slot.heartbeat_seen = true;
+    slot.launched_at = Clock::now();
+    auto spec = wp::read_spec_file(launcher_.worker_dir(r.topology_id, r.port) / "spec.json");
+    if (spec) slot.executors = spec->own_executors();
+    logger_.info("adopted worker of topology '{}' on port {} (pid {}) from an earlier run",
+                 r.topology_id, r.port, r.process.pid);
+    std::lock_guard lock(mutex_);
+    slots_[r.port] = std::move(slot);
+  }
+}
+
+void Supervisor::run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    round();
+    std::unique_lock lock(mutex_);
+    const auto until = std::min(Clock::now() + options_.monitor_frequency, next_heartbeat_);
+    wake_.wait_until(lock, stop, until, [&] { return dirty_; });
+  }
+}
+
+void Supervisor::round() {
+  bool reregister = false;
+  {
+    std::lock_guard lock(mutex_);
+    dirty_ = false;
+    std::swap(reregister, reregister_);
+  }
+  if (reregister) {
+    if (Status s = register_node(); !s) {
+      logger_.warn("cannot re-register after a new session: {}", s.to_string());
+      std::lock_guard lock(mutex_);
+      reregister_ = true;
+    } else {
+      logger_.info("supervisor {} registered again after its session expired", id_);
+    }
+  }
+  std::map<std::string, bool> active;
+  auto desired = read_desired(&active);
+  reconcile(desired, active);
+  if (Clock::now() >= next_heartbeat_) {
+    send_heartbeat();
+    next_heartbeat_ = Clock::now() + options_.heartbeat_frequency;
+  }
+  std::lock_guard lock(mutex_);
+  ++rounds_;
+}
+
+void Supervisor::arm(const std::string& path, bool children) {
+  const std::string key = (children ? "c:" : "d:") + path;
+  {
+    std::lock_guard lock(mutex_);
+    if (!armed_.insert(key).second) return;
+  }
+  auto fired = [this, key](const WatchEvent&) {
+    {
+      std::lock_guard lock(mutex_);
+      armed_.erase(key);
+      dirty_ = true;
+    }
+    wake_.notify_all();
+  };
+  const bool ok = children ? store_.children(path, fired).is_ok() : store_.get(path, fired).is_ok();
+  if (!ok) {
+    std::lock_guard lock(mutex_);
+    armed_.erase(key);  // nothing was set: try again next round
+  }
+}
+
+bool Supervisor::read_active(const std::string& topology_id) {
+  const std::string path = paths_.topology(topology_id);
+  arm(path, false);
+  auto node = store_.get(path);
+  if (!node) return true;  // no record (yet): run
+  auto record = decode_thrift<thrift::TopologyRecord>(node->data, "TopologyRecord");
+  if (!record) return true;
+  return record->status != thrift::TopologyStatus::INACTIVE &&
+         record->status != thrift::TopologyStatus::KILLED;
+}
+
+std::map<int, Supervisor::Desired> Supervisor::read_desired(std::map<std::string, bool>* active) {
+  std::map<int, Desired> desired;
+  arm(paths_.assignments(), true);
+  auto ids = store_.children(paths_.assignments());
+  if (!ids) {
+    // Unreachable store: keep what runs rather than stop everything.
+    for (const auto& [port, slot] : slots_) desired[port].assignment.topology_id = "";
+    return desired;
+  }
+  for (const auto& topology_id : *ids) {
+    const std::string path = paths_.assignment(topology_id);
+    arm(path, false);
+    auto node = store_.get(path);
+    if (!node) continue;
+    auto assignment = decode_thrift<thrift::Assignment>(node->data, "Assignment");
+    if (!assignment) {
+      logger_.warn("ignoring assignment {}: {}", path, assignment.status().to_string());
+      continue;
+    }
+    bool mine = false;
+    for (const auto& e : assignment->executors) {
+      if (e.slot.node_id != id_) continue;
+      if (std::find(options_.ports.begin(), options_.ports.end(), e.slot.port) ==
+          options_.ports.end()) {
+        logger_.warn("assignment of '{}' uses port {}, which is not a slot of this supervisor",
+                     topology_id, e.slot.port);
+        continue;
+      }
+      Desired& d = desired[e.slot.port];
+      if (!d.assignment.topology_id.empty() && d.assignment.topology_id != topology_id) {
+        logger_.warn("port {} is assigned to both '{}' and '{}'; keeping '{}'", e.slot.port,
+                     d.assignment.topology_id, topology_id, d.assignment.topology_id);
+        continue;
+      }
+      d.assignment = *assignment;
+      d.executors.push_back(wp::SpecExecutor{e.executor.component, e.executor.task_start,
+                                             e.executor.task_end, id_, e.slot.port});
+      mine = true;
+    }
+    if (mine) (*active)[topology_id] = read_active(topology_id);
+  }
+  return desired;
+}
+
+void Supervisor::reconcile(const std::map<int, Desired>& desired,
+                           const std::map<std::string, bool>& active) {
+  // Keep running workers whose assignment is unreadable for now (see read_desired).
+  auto keep_as_is = [&](int port) {
+    auto it = desired.find(port);
+    return it != desired.end() && it->second.assignment.topology_id.empty();
+  };
+  std::vector<int> ports;
+  for (const auto& [port, slot] : slots_) ports.push_back(port);
+  for (int port : ports) {
+    if (keep_as_is(port)) continue;
+    const Slot& slot = slots_.at(port);
+    auto it = desired.find(port);
+    if (it == desired.end()) {
+      stop_worker(port, "no longer assigned");
+    } else if (it->second.assignment.topology_id != slot.record.topology_id) {
+      stop_worker(port, "port reassigned to '" + it->second.assignment.topology_id + "'");
+    } else if (!same_executors(it->second.executors, slot.executors)) {
+      stop_worker(port, "its executors changed");
+    }
+  }
+  std::set<std::string> code_in_use;
+  for (const auto& [port, d] : desired) {
+    if (d.assignment.topology_id.empty()) continue;
+    code_in_use.insert(d.assignment.code_sha256);
+    const bool is_active = active.count(d.assignment.topology_id) == 0 ||
+                           active.at(d.assignment.topology_id);
+    auto it = slots_.find(port);
+    if (it == slots_.end()) {
+      start_worker(port, d, is_active, 1);
+      continue;
+    }
+    Slot& slot = it->second;
+    if (slot.record.assignment_version != d.assignment.version) {
+      // Same executors here, other changes elsewhere: the worker stays.
+      slot.record.assignment_version = d.assignment.version;
+      (void)local_.put_worker(slot.record);
+    }
+    const std::string key = d.assignment.topology_id + "-" + std::to_string(port);
+    auto written = status_written_.find(key);
+    if (written == status_written_.end() || written->second != is_active) {
+      if (launcher_.write_status(d.assignment.topology_id, port, is_active)) {
+        status_written_[key] = is_active;
+      }
+    }
+    check_health(port);
+  }
+  if (!desired.empty() || slots_.empty()) launcher_.remove_code_except(code_in_use);
+}
+
+void Supervisor::start_worker(int port, const Desired& d, bool active, int launches) {
+  const std::string& topology_id = d.assignment.topology_id;
+  auto spec = launcher_.prepare(d.assignment, id_, port);
+  Result<ProcessId> process = spec ? launcher_.launch(*spec, active) : Result<ProcessId>(spec.status());
+  if (!process) {
+    logger_.error("cannot start the worker of topology '{}' on port {}: {}", topology_id, port,
+                  process.status().to_string());
+    return;  // retried next round
+  }
+  Slot slot;
+  slot.record = WorkerRecord{topology_id, port, *process, d.assignment.version, now_ms()};
+  slot.launches = launches;
+  slot.launched_at = Clock::now();
+  slot.executors = d.executors;
+  if (Status s = local_.put_worker(slot.record); !s) {
+    logger_.error("cannot record worker on port {} in local state: {}", port, s.to_string());
+  }
+  status_written_[topology_id + "-" + std::to_string(port)] = active;
+  logger_.info("started worker of topology '{}' on port {} (pid {}, {} executors, launch {})",
+               topology_id, port, process->pid, d.executors.size(), launches);
+  std::lock_guard lock(mutex_);
+  slots_[port] = std::move(slot);
+}
+
+void Supervisor::stop_worker(int port, const std::string& why) {
+  const Slot slot = slots_.at(port);
+  logger_.info("stopping worker of topology '{}' on port {} (pid {}): {}",
+               slot.record.topology_id, port, slot.record.process.pid, why);
+  terminate_processes({slot.record.process}, options_.shutdown_wait);
+  (void)local_.remove_worker(port);
+  launcher_.clean_worker_dir(slot.record.topology_id, port);
+  status_written_.erase(slot.record.topology_id + "-" + std::to_string(port));
+  bool topology_left = true;
+  {
+    std::lock_guard lock(mutex_);
+    slots_.erase(port);
+    for (const auto& [p, s] : slots_) {
+      if (s.record.topology_id == slot.record.topology_id) topology_left = false;
+    }
+  }
+  if (topology_left) launcher_.forget_topology(slot.record.topology_id);
+}
+
+void Supervisor::check_health(int port) {
+  Slot& slot = slots_.at(port);
+  std::string problem;
+  if (!process_alive(slot.record.process)) {
+    auto how = slot.adopted ? std::nullopt : reap_child(slot.record.process.pid);
+    problem = "its process exited" + (how ? " (" + *how + ")" : std::string());
+  } else {
+    const auto file = launcher_.worker_dir(slot.record.topology_id, port) / "heartbeat";
+    auto text = wp::read_whole_file(file);
+    auto beat = text ? wp::heartbeat_from_json(*text) : Result<wp::WorkerHeartbeatFile>(text.status());
+    if (beat && beat->pid == slot.record.process.pid) {
+      slot.heartbeat_seen = true;
+      slot.failures = 0;
+      const auto age = std::chrono::milliseconds(now_ms() - beat->time_ms);
+      if (age > options_.worker_timeout) {
+        problem = "its last heartbeat is " + std::to_string(age.count()) + " ms old (timeout " +
+                  std::to_string(options_.worker_timeout.count()) + " s)";
+      }
+    } else if (Clock::now() - slot.launched_at > options_.worker_start_timeout) {
+      problem = "no heartbeat within supervisor.worker.start.timeout.secs (" +
+                std::to_string(options_.worker_start_timeout.count()) + " s)";
+    }
+  }
+  if (problem.empty()) return;
+  // Restart, with a back-off when workers die before their first heartbeat
+  // (a library that cannot load, a factory that throws).
+  if (Clock::now() < slot.next_launch) return;
+  logger_.warn("restarting worker of topology '{}' on port {} (pid {}): {}",
+               slot.record.topology_id, port, slot.record.process.pid, problem);
+  terminate_processes({slot.record.process}, std::chrono::milliseconds(0));
+  const int failures = slot.heartbeat_seen ? 0 : slot.failures + 1;
+  const int launches = slot.launches + 1;
+  Desired d;
+  // Re-read the spec's inputs from the current assignment.
+  auto node = store_.get(paths_.assignment(slot.record.topology_id));
+  auto assignment = node ? decode_thrift<thrift::Assignment>(node->data, "Assignment")
+                         : Result<thrift::Assignment>(node.status());
+  if (!assignment) return;  // gone: the next round stops it
+  d.assignment = *assignment;
+  d.executors = slot.executors;
+  const bool active = status_written_[slot.record.topology_id + "-" + std::to_string(port)];
+  {
+    std::lock_guard lock(mutex_);
+    slots_.erase(port);
+  }
+  start_worker(port, d, active, launches);
+  auto it = slots_.find(port);
+  if (it != slots_.end()) {
+    it->second.failures = failures;
+    const auto backoff = std::min<std::int64_t>(30'000, failures == 0 ? 0 : 500LL << std::min(failures, 6));
+    it->second.next_launch = Clock::now() + std::chrono::milliseconds(backoff);
+  }
+}
+
+void Supervisor::send_heartbeat() {
+  thrift::SupervisorHeartbeat heartbeat;
+  heartbeat.info = info();
+  for (const auto& [port, slot] : slots_) {
+    const auto file = launcher_.worker_dir(slot.record.topology_id, port) / "heartbeat";
+    auto text = wp::read_whole_file(file);
+    if (!text) continue;
+    auto beat = wp::heartbeat_from_json(*text);
+    if (!beat || beat->pid != slot.record.process.pid) continue;
+    thrift::WorkerHeartbeat w;
+    w.topology_id = slot.record.topology_id;
+    w.slot.node_id = id_;
+    w.slot.port = port;
+    for (const auto& e : beat->executors) {
+      thrift::ExecutorInfo info;
+      info.task_start = e.task_start;
+      info.task_end = e.task_end;
+      info.component = e.component;
+      w.executors.push_back(std::move(info));
+    }
+    w.time_ms = beat->time_ms;
+    w.uptime_secs = beat->uptime_secs;
+    heartbeat.workers.push_back(std::move(w));
+  }
+  Status sent = nimbus_.supervisor_heartbeat(heartbeat);
+  if (!sent) {
+    logger_.warn("heartbeat to nimbus failed: {}", sent.to_string());
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  ++heartbeats_;
+}
+
+}  // namespace rstorm::supervisor

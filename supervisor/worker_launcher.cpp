@@ -1,0 +1,132 @@
+#include "supervisor/worker_launcher.hpp"
+
+#include "common/sha256.hpp"
+#include "common/thrift/codec.hpp"
+
+namespace rstorm::supervisor {
+
+namespace wp = worker_process;
+
+WorkerLauncher::WorkerLauncher(const SupervisorOptions& options, NimbusLink& nimbus, Logger logger)
+    : options_(options), nimbus_(nimbus), logger_(std::move(logger)) {}
+
+std::filesystem::path WorkerLauncher::worker_dir(const std::string& topology_id, int port) const {
+  return options_.local_dir / "workers" / (topology_id + "-" + std::to_string(port));
+}
+
+Result<std::filesystem::path> WorkerLauncher::code_for(const thrift::Assignment& a) {
+  const std::string& sha = a.code_sha256;
+  if (sha.size() != 64 || sha.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return Status(ErrorCode::kInvalidArgument, "assignment of topology '" + a.topology_id +
+                                                   "' has no valid code_sha256 ('" + sha + "')");
+  }
+  const auto dir = options_.local_dir / "code";
+  const auto path = dir / (sha + ".so");
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    if (verified_.count(sha)) return path;
+    auto bytes = wp::read_whole_file(path);
+    if (bytes && Sha256::hex_of(*bytes) == sha) {
+      verified_.insert(sha);
+      return path;
+    }
+    logger_.warn("cached code {} does not match its SHA-256: downloading it again",
+                 path.string());
+    std::filesystem::remove(path, ec);
+  }
+  auto bytes = nimbus_.download_blob(a.code_blob_key);
+  if (!bytes) {
+    return Status(bytes.code(), "cannot download code blob '" + a.code_blob_key +
+                                    "' of topology '" + a.topology_id +
+                                    "': " + bytes.status().message());
+  }
+  const std::string actual = Sha256::hex_of(*bytes);
+  if (actual != sha) {
+    return Status(ErrorCode::kCorruption,
+                  "code blob '" + a.code_blob_key + "' of topology '" + a.topology_id + "' (" +
+                      std::to_string(bytes->size()) + " bytes) has SHA-256 " + actual +
+                      ", the assignment says " + sha + ": not used");
+  }
+  std::filesystem::create_directories(dir, ec);
+  if (Status s = wp::write_file_atomically(path, *bytes); !s) return s;
+  verified_.insert(sha);
+  logger_.info("downloaded code of topology '{}' ({} bytes, SHA-256 {})", a.topology_id,
+               bytes->size(), sha.substr(0, 12));
+  return path;
+}
+
+Result<wp::WorkerSpec> WorkerLauncher::prepare(const thrift::Assignment& a,
+                                               const std::string& supervisor_id, int port) {
+  auto code = code_for(a);
+  if (!code) return code.status();
+  auto info_it = topology_info_.find(a.topology_id);
+  if (info_it == topology_info_.end()) {
+    auto info = nimbus_.topology_info(a.topology_id);
+    if (!info) {
+      return Status(info.code(), "cannot get topology '" + a.topology_id +
+                                     "' from nimbus: " + info.status().message());
+    }
+    info_it = topology_info_.emplace(a.topology_id, std::move(info).value()).first;
+  }
+  auto config = config_from_thrift(info_it->second.config);
+  if (!config) return config.status();
+  wp::WorkerSpec spec;
+  spec.topology_id = a.topology_id;
+  spec.topology_name = info_it->second.summary.name.empty() ? a.topology_id
+                                                            : info_it->second.summary.name;
+  spec.library = std::filesystem::absolute(*code);
+  spec.supervisor_id = supervisor_id;
+  spec.port = port;
+  spec.worker_dir = std::filesystem::absolute(worker_dir(a.topology_id, port));
+  spec.assignment_version = a.version;
+  for (const auto& e : a.executors) {
+    spec.executors.push_back(wp::SpecExecutor{e.executor.component, e.executor.task_start,
+                                              e.executor.task_end, e.slot.node_id, e.slot.port});
+  }
+  spec.config = std::move(config).value();
+  spec.heartbeat_interval_ms = options_.worker_heartbeat_ms;
+  return spec;
+}
+
+Status WorkerLauncher::write_status(const std::string& topology_id, int port, bool active) {
+  return wp::write_file_atomically(worker_dir(topology_id, port) / "status",
+                                   active ? wp::kStatusActive : wp::kStatusInactive);
+}
+
+Result<ProcessId> WorkerLauncher::launch(const wp::WorkerSpec& spec, bool active) {
+  std::error_code ec;
+  std::filesystem::create_directories(spec.worker_dir, ec);
+  if (ec) {
+    return Status(ErrorCode::kIoError,
+                  "cannot create " + spec.worker_dir.string() + ": " + ec.message());
+  }
+  std::filesystem::remove(spec.heartbeat_file(), ec);  // a stale one is not a sign of life
+  const auto spec_path = spec.worker_dir / "spec.json";
+  if (Status s = wp::write_file_atomically(spec_path, wp::spec_to_json(spec)); !s) return s;
+  if (Status s = write_status(spec.topology_id, spec.port, active); !s) return s;
+  return launch_process(options_.worker_binary, {"--spec", spec_path.string()},
+                        spec.worker_dir / "worker.log");
+}
+
+void WorkerLauncher::remove_code_except(const std::set<std::string>& keep) {
+  std::error_code ec;
+  const auto dir = options_.local_dir / "code";
+  if (!std::filesystem::exists(dir, ec)) return;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string sha = entry.path().stem().string();
+    if (keep.count(sha) == 0) {
+      std::filesystem::remove(entry.path(), ec);
+      verified_.erase(sha);
+    }
+  }
+}
+
+void WorkerLauncher::clean_worker_dir(const std::string& topology_id, int port) {
+  std::error_code ec;
+  const auto dir = worker_dir(topology_id, port);
+  for (const char* name : {"spec.json", "status", "heartbeat"}) {
+    std::filesystem::remove(dir / name, ec);
+  }
+}
+
+}  // namespace rstorm::supervisor

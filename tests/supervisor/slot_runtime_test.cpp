@@ -1,0 +1,111 @@
+// SlotRuntime runs exactly its slot's executors of the real word count
+// topology; tuples for tasks of other workers are counted and their trees
+// failed (replayed), never silently dropped.
+#include "worker/process/slot_runtime.hpp"
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include "rstorm/topology_library.hpp"
+#include "tests/common/poll.hpp"
+
+namespace rstorm::worker_process {
+namespace {
+
+using rstorm::testing::eventually;
+
+std::shared_ptr<spdlog::logger> quiet_logger() {
+  return std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+// Word count executors (count x2, report, sentences, split x2) on the given slots.
+std::vector<SpecExecutor> placement(int count_port, int report_port, int sentences_port,
+                                    int split_port) {
+  return {{"count", 1, 1, "n", count_port},       {"count", 2, 2, "n", count_port},
+          {"report", 3, 3, "n", report_port},     {"sentences", 4, 4, "n", sentences_port},
+          {"split", 5, 5, "n", split_port},       {"split", 6, 6, "n", split_port}};
+}
+
+class SlotRuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto loaded = load_topology_library(RSTORM_WORD_COUNT_LIB);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    config_.set("wordcount.sentences.limit", std::int64_t{50});
+    config_.set("topology.message.timeout.secs", std::int64_t{30});
+    auto topology = loaded->build(config_);
+    ASSERT_TRUE(topology.ok()) << topology.status().message();
+    topology_.emplace(*topology);
+  }
+
+  api::Result<std::unique_ptr<SlotRuntime>> make(std::vector<SpecExecutor> executors, int port) {
+    SlotRuntimeOptions o;
+    o.topology_name = "wc";
+    o.config = config_;
+    o.executors = std::move(executors);
+    o.node_id = "n";
+    o.port = port;
+    o.logger = quiet_logger();
+    return SlotRuntime::create(std::move(o), *topology_);
+  }
+
+  Config config_;
+  std::optional<Topology> topology_;
+};
+
+const ComponentStats* find(const TopologyStats& s, const std::string& id) {
+  return s.component(id);
+}
+
+TEST_F(SlotRuntimeTest, WholeTopologyInOneSlotAcksEveryTupleAndSendsNothingRemote) {
+  auto rt = make(placement(6700, 6700, 6700, 6700), 6700);
+  ASSERT_TRUE(rt.ok()) << rt.status().message();
+  (*rt)->start();
+  ASSERT_TRUE(eventually([&] {
+    auto s = (*rt)->stats();
+    return find(s, "sentences") && find(s, "sentences")->acked == 50;
+  }));
+  auto s = (*rt)->stats();
+  EXPECT_EQ(find(s, "sentences")->failed, 0u);
+  EXPECT_EQ((*rt)->transferred_remote_pending(), 0u);
+  EXPECT_EQ((*rt)->own_executors().size(), 7u);  // six executors and the acker
+  (*rt)->stop();
+}
+
+TEST_F(SlotRuntimeTest, TuplesForAnotherWorkerAreCountedAndTheirTreesFailed) {
+  // Spout (and one of the two ackers) here; split, count and report elsewhere.
+  // Trees whose acker is the other worker's fail by timeout: keep it short.
+  config_.set("topology.message.timeout.secs", std::int64_t{1});
+  auto rt = make(placement(6701, 6701, 6700, 6701), 6700);
+  ASSERT_TRUE(rt.ok()) << rt.status().message();
+  (*rt)->start();
+  ASSERT_TRUE(eventually([&] {
+    auto s = (*rt)->stats();
+    return find(s, "sentences") && find(s, "sentences")->failed >= 50 &&
+           (*rt)->transferred_remote_pending() >= 50;
+  }));
+  auto s = (*rt)->stats();
+  EXPECT_EQ(find(s, "sentences")->acked, 0u);
+  EXPECT_EQ(find(s, "split"), nullptr);  // not run here
+  (*rt)->stop();
+}
+
+TEST_F(SlotRuntimeTest, RunsOnlyTheExecutorsOfItsSlot) {
+  auto rt = make(placement(6701, 6701, 6700, 6701), 6701);
+  ASSERT_TRUE(rt.ok()) << rt.status().message();
+  std::set<std::string> components;
+  for (const auto& e : (*rt)->own_executors()) components.insert(e.component);
+  EXPECT_EQ(components, (std::set<std::string>{"count", "report", "split", "__acker"}));
+  EXPECT_EQ((*rt)->own_executors().size(), 6u);
+}
+
+TEST_F(SlotRuntimeTest, AssignmentDisagreeingWithTheTopologyNamesTheComponent) {
+  auto executors = placement(6700, 6700, 6700, 6700);
+  executors.pop_back();  // one split executor too few
+  auto rt = make(executors, 6700);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("'split'"), std::string::npos) << rt.status().message();
+}
+
+}  // namespace
+}  // namespace rstorm::worker_process

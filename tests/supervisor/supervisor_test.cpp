@@ -1,0 +1,367 @@
+// The supervisor library against the in-memory coordination store, with real
+// rstorm-worker processes running the word count library: assignments in ->
+// worker processes started, restarted, stopped; local state recovery.
+#include "supervisor/supervisor.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+
+#include "common/in_memory_coordination.hpp"
+#include "common/key_value_store.hpp"
+#include "supervisor_test_util.hpp"
+#include "tests/common/poll.hpp"
+
+namespace rstorm::testing {
+namespace {
+
+namespace sv = supervisor;
+namespace wp = worker_process;
+using namespace std::chrono_literals;
+
+constexpr char kTopology[] = "wc-1";
+constexpr char kBlobKey[] = "wc-1-code";
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("rstorm-supervisor-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    service_ = InMemoryCoordinationService::create();
+    nimbus_store_ = service_->connect();
+    ASSERT_TRUE(paths_.ensure_directories(*nimbus_store_));
+    code_ = read_bytes(word_count_library());
+    ASSERT_FALSE(code_.empty()) << word_count_library();
+    sha_ = Sha256::hex_of(code_);
+    nimbus_.put_blob(kBlobKey, code_);
+    Config topology_config;
+    topology_config.set("topology.message.timeout.secs", std::int64_t{5});
+    nimbus_.put_topology(kTopology, "wc", topology_config);
+  }
+
+  void TearDown() override {
+    supervisor_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  sv::SupervisorOptions options() const {
+    sv::SupervisorOptions o;
+    o.id = "node-a";
+    o.rack = "r1";
+    o.memory_mb = 2048;
+    o.cpu = 200;
+    o.ports = {6700, 6701};
+    o.local_dir = dir_ / "local";
+    o.worker_timeout = 3s;
+    o.worker_start_timeout = 60s;
+    o.heartbeat_frequency = 1s;
+    o.monitor_frequency = 1s;
+    o.shutdown_wait = 5s;
+    o.worker_heartbeat_ms = 200;
+    o.worker_binary = sv::executable_dir() / "rstorm-worker";
+    return o;
+  }
+
+  void start_supervisor() {
+    supervisor_store_ = service_->connect();
+    supervisor_ = std::make_unique<sv::Supervisor>(options(), *supervisor_store_, local_kv_,
+                                                   nimbus_, Logger::to_stderr("supervisor"));
+    ASSERT_TRUE(supervisor_->start());
+  }
+
+  // split and count spread over both ports of node-a; report on another node.
+  std::vector<Placement> two_worker_placement() const {
+    auto p = word_count_executors();
+    for (auto& e : p) {
+      e.node = "node-a";
+      e.port = (e.task % 2 == 0) ? 6700 : 6701;
+    }
+    p[2].node = "node-b";  // report
+    p[2].port = 6700;
+    return p;
+  }
+
+  void write_assignment(const std::vector<Placement>& placement, std::int64_t version,
+                        const std::string& sha = "") {
+    const auto a = make_assignment(kTopology, placement, kBlobKey, sha.empty() ? sha_ : sha, version);
+    const auto path = paths_.assignment(kTopology);
+    if (nimbus_store_->exists(path).value()) {
+      ASSERT_TRUE(nimbus_store_->set(path, encode_thrift(a)));
+    } else {
+      ASSERT_TRUE(nimbus_store_->create(path, encode_thrift(a)));
+    }
+  }
+
+  void write_status(thrift::TopologyStatus::type status) {
+    thrift::TopologyRecord record;
+    record.id = kTopology;
+    record.name = "wc";
+    record.status = status;
+    const auto path = paths_.topology(kTopology);
+    if (nimbus_store_->exists(path).value()) {
+      ASSERT_TRUE(nimbus_store_->set(path, encode_thrift(record)));
+    } else {
+      ASSERT_TRUE(nimbus_store_->create(path, encode_thrift(record)));
+    }
+  }
+
+  std::filesystem::path worker_dir(int port) const {
+    return dir_ / "local" / "workers" / (std::string(kTopology) + "-" + std::to_string(port));
+  }
+
+  std::optional<wp::WorkerHeartbeatFile> heartbeat(int port) const {
+    auto text = wp::read_whole_file(worker_dir(port) / "heartbeat");
+    if (!text) return std::nullopt;
+    auto beat = wp::heartbeat_from_json(*text);
+    if (!beat) return std::nullopt;
+    return *beat;
+  }
+
+  static bool alive(pid_t pid) { return sv::process_alive(sv::ProcessId{pid, 0}); }
+
+  std::map<int, pid_t> worker_pids() const {
+    std::map<int, pid_t> out;
+    for (const auto& w : supervisor_->workers()) out[w.port] = w.pid;
+    return out;
+  }
+
+  // Both workers run and heartbeat with their current pid.
+  bool both_workers_heartbeating() const {
+    const auto pids = worker_pids();
+    if (pids.size() != 2) return false;
+    for (const auto& [port, pid] : pids) {
+      auto beat = heartbeat(port);
+      if (!beat || beat->pid != pid) return false;
+    }
+    return true;
+  }
+
+  std::filesystem::path dir_;
+  ClusterPaths paths_;
+  std::shared_ptr<InMemoryCoordinationService> service_;
+  std::unique_ptr<InMemoryCoordinationStore> nimbus_store_;
+  std::unique_ptr<InMemoryCoordinationStore> supervisor_store_;
+  InMemoryKeyValueStore local_kv_;
+  InProcessNimbusLink nimbus_;
+  std::string code_;
+  std::string sha_;
+  std::unique_ptr<sv::Supervisor> supervisor_;
+};
+
+std::set<std::pair<std::string, int>> executor_set(const std::vector<wp::SpecExecutor>& list) {
+  std::set<std::pair<std::string, int>> out;
+  for (const auto& e : list) out.emplace(e.component, e.task_start);
+  return out;
+}
+
+TEST_F(SupervisorTest, RegistersItsNodeWithCapacityRackAndSlots) {
+  start_supervisor();
+  auto node = nimbus_store_->get(paths_.supervisor("node-a"));
+  ASSERT_TRUE(node) << node.status().to_string();
+  auto info = decode_thrift<thrift::SupervisorInfo>(node->data, "SupervisorInfo");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->id, "node-a");
+  EXPECT_EQ(info->host, "127.0.0.1");
+  EXPECT_EQ(info->rack, "r1");
+  EXPECT_EQ(info->memory_capacity_mb, 2048);
+  EXPECT_EQ(info->cpu_capacity, 200);
+  EXPECT_EQ(info->slots, (std::vector<int>{6700, 6701}));
+  EXPECT_NE(node->ephemeral_owner, 0);
+}
+
+TEST_F(SupervisorTest, AssignedSlotsRunOneWorkerProcessEachWithTheirExecutors) {
+  start_supervisor();
+  write_status(thrift::TopologyStatus::ACTIVE);
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  for (const auto& [port, pid] : worker_pids()) {
+    EXPECT_NE(sv::process_command_line(pid).find("rstorm-worker"), std::string::npos);
+    auto beat = heartbeat(port);
+    ASSERT_TRUE(beat);
+    // Even tasks on 6700 (count 2, sentences 4, split 6), odd ones on 6701
+    // (count 1, split 5); one acker per worker (three workers in all).
+    std::set<std::pair<std::string, int>> expected =
+        port == 6700 ? std::set<std::pair<std::string, int>>{{"count", 2}, {"sentences", 4}, {"split", 6}}
+                     : std::set<std::pair<std::string, int>>{{"count", 1}, {"split", 5}};
+    auto actual = executor_set(beat->executors);
+    int ackers = 0;
+    for (auto it = actual.begin(); it != actual.end();) {
+      if (it->first == "__acker") {
+        ++ackers;
+        it = actual.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    EXPECT_EQ(actual, expected) << "port " << port;
+    EXPECT_EQ(ackers, 1) << "port " << port;
+    EXPECT_TRUE(std::filesystem::exists(worker_dir(port) / "worker.log"));
+  }
+  // Nimbus hears about both workers.
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& h : nimbus_.heartbeats()) {
+      if (h.info.id == "node-a" && h.workers.size() == 2) return true;
+    }
+    return false;
+  }));
+  EXPECT_EQ(nimbus_.downloads(), 1);  // code fetched once for both workers
+}
+
+TEST_F(SupervisorTest, KilledWorkerIsRestarted) {
+  start_supervisor();
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  const auto before = worker_pids();
+  ASSERT_EQ(::kill(before.at(6701), SIGKILL), 0);
+  ASSERT_TRUE(eventually([&] {
+    auto now = worker_pids();
+    return now.count(6701) && now.at(6701) != before.at(6701) && both_workers_heartbeating();
+  }));
+  EXPECT_EQ(worker_pids().at(6700), before.at(6700));  // the other one is untouched
+  for (const auto& w : supervisor_->workers()) EXPECT_EQ(w.launches, w.port == 6701 ? 2 : 1);
+}
+
+TEST_F(SupervisorTest, HungWorkerWithStaleHeartbeatIsRestarted) {
+  start_supervisor();
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  const auto before = worker_pids();
+  ASSERT_EQ(::kill(before.at(6700), SIGSTOP), 0);  // alive, but no more heartbeats
+  ASSERT_TRUE(eventually([&] {
+    auto now = worker_pids();
+    return now.count(6700) && now.at(6700) != before.at(6700) && both_workers_heartbeating();
+  }));
+  EXPECT_TRUE(eventually([&] { return !alive(before.at(6700)); }));
+}
+
+TEST_F(SupervisorTest, WorkersNoLongerAssignedAreStopped) {
+  start_supervisor();
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  const auto pids = worker_pids();
+  ASSERT_TRUE(nimbus_store_->remove(paths_.assignment(kTopology)));
+  ASSERT_TRUE(eventually([&] { return supervisor_->workers().empty(); }));
+  for (const auto& [port, pid] : pids) EXPECT_FALSE(alive(pid)) << "port " << port;
+  sv::LocalState state(local_kv_);
+  EXPECT_TRUE(state.workers()->empty());
+  // The cached code goes with the last topology that used it.
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "local" / "code"));
+}
+
+TEST_F(SupervisorTest, StopLeavesNoWorkerRunningAndUnregisters) {
+  start_supervisor();
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  const auto pids = worker_pids();
+  supervisor_->stop();
+  for (const auto& [port, pid] : pids) EXPECT_FALSE(alive(pid)) << "port " << port;
+  EXPECT_FALSE(nimbus_store_->exists(paths_.supervisor("node-a")).value());
+}
+
+TEST_F(SupervisorTest, RestartedSupervisorAdoptsItsRunningWorkers) {
+  start_supervisor();
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  const auto pids = worker_pids();
+  supervisor_->stop(sv::Supervisor::StopMode::kLeaveWorkersRunning);  // as a crash
+  supervisor_.reset();
+  supervisor_store_.reset();
+  for (const auto& [port, pid] : pids) ASSERT_TRUE(alive(pid));
+  start_supervisor();
+  const auto first_rounds = supervisor_->rounds();
+  ASSERT_TRUE(eventually([&] { return supervisor_->rounds() >= first_rounds + 3; }));
+  EXPECT_EQ(worker_pids(), pids);
+  for (const auto& w : supervisor_->workers()) {
+    EXPECT_TRUE(w.adopted);
+    EXPECT_EQ(w.launches, 1);
+  }
+  supervisor_->stop();
+  for (const auto& [port, pid] : pids) EXPECT_FALSE(alive(pid)) << "port " << port;
+}
+
+TEST_F(SupervisorTest, RestartedSupervisorKillsWorkersNoLongerAssigned) {
+  start_supervisor();
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  const auto pids = worker_pids();
+  supervisor_->stop(sv::Supervisor::StopMode::kLeaveWorkersRunning);
+  supervisor_.reset();
+  supervisor_store_.reset();
+  ASSERT_TRUE(nimbus_store_->remove(paths_.assignment(kTopology)));
+  start_supervisor();
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& [port, pid] : pids) {
+      if (alive(pid)) return false;
+    }
+    return supervisor_->workers().empty();
+  }));
+}
+
+TEST_F(SupervisorTest, CodeWithWrongHashIsNeverRun) {
+  start_supervisor();
+  const std::string wrong(64, 'a');
+  write_assignment(two_worker_placement(), 1, wrong);
+  const auto rounds = supervisor_->rounds();
+  ASSERT_TRUE(eventually([&] { return supervisor_->rounds() >= rounds + 3; }));
+  EXPECT_TRUE(supervisor_->workers().empty());
+  EXPECT_GE(nimbus_.downloads(), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "local" / "code" / (wrong + ".so")));
+  // The right hash: the workers start.
+  write_assignment(two_worker_placement(), 2);
+  EXPECT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+}
+
+TEST_F(SupervisorTest, TopologyStatusReachesTheSpoutsOfItsWorkers) {
+  start_supervisor();
+  write_status(thrift::TopologyStatus::INACTIVE);
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  EXPECT_TRUE(eventually([&] {
+    auto beat = heartbeat(6700);
+    return beat && !beat->active && beat->components.count("sentences") &&
+           beat->components.at("sentences").at("emitted") == 0;
+  }));
+  write_status(thrift::TopologyStatus::ACTIVE);
+  EXPECT_TRUE(eventually([&] {
+    auto beat = heartbeat(6700);
+    return beat && beat->active && beat->components.at("sentences").at("emitted") > 0;
+  }));
+}
+
+TEST_F(SupervisorTest, ExpiredSessionRegistersAgain) {
+  start_supervisor();
+  const auto old_session = supervisor_store_->session_id();
+  ASSERT_TRUE(service_->expire_session(old_session));
+  ASSERT_TRUE(eventually([&] {
+    auto node = nimbus_store_->get(paths_.supervisor("node-a"));
+    return node && node->ephemeral_owner == supervisor_store_->session_id() &&
+           node->ephemeral_owner != old_session;
+  }));
+}
+
+TEST_F(SupervisorTest, ReassignmentRestartsOnlyTheWorkerWhoseExecutorsChanged) {
+  start_supervisor();
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  const auto before = worker_pids();
+  // node-b is lost: its "report" executor moves to node-a:6701.
+  auto placement = two_worker_placement();
+  placement[2].node = "node-a";
+  placement[2].port = 6701;
+  write_assignment(placement, 2);
+  ASSERT_TRUE(eventually([&] {
+    auto now = worker_pids();
+    if (!now.count(6701) || now.at(6701) == before.at(6701)) return false;
+    auto beat = heartbeat(6701);
+    return beat && beat->pid == now.at(6701) && executor_set(beat->executors).count({"report", 3});
+  }));
+  EXPECT_EQ(worker_pids().at(6700), before.at(6700));
+  for (const auto& w : supervisor_->workers()) EXPECT_EQ(w.assignment_version, 2);
+}
+
+}  // namespace
+}  // namespace rstorm::testing
