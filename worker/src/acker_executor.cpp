@@ -26,7 +26,6 @@ void AckerExecutor::run() {
       work = true;
       for (const auto& e : batch) handle(e);
       bump(stats_.executed, batch.size());
-      batch.clear();
     }
     if (now_ >= next_sweep_ns_) {
       expire(now_);

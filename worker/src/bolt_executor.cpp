@@ -119,7 +119,6 @@ void BoltExecutor::run() {
         if (e.kind != MessageKind::kTuple) continue;
         execute(*tasks_[static_cast<std::size_t>(e.dest.value - first_task)], e.tuple);
       }
-      batch.clear();
     }
     if (tick_period_ns_ > 0 && now_ns() >= next_tick_ns_) {
       send_ticks();

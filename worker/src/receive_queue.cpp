@@ -25,8 +25,10 @@ bool ReceiveQueue::try_push(Batch& batch) {
       pos = enqueue_pos_.load(std::memory_order_relaxed);
     }
   }
-  // Swap rather than move: the producer gets back the empty buffer the
-  // consumer left in this slot, so batches are recycled without allocating.
+  // Swap rather than move: the producer gets back the batch the consumer
+  // finished with in this slot. Clearing it here frees its tuples' values on
+  // the thread that most likely allocated them (the allocator's fast path)
+  // and recycles the buffer without allocating.
   std::swap(slot->batch, batch);
   batch.clear();
   // seq_cst store and load, paired with park(): either the consumer sees the
@@ -42,8 +44,7 @@ bool ReceiveQueue::try_pop(Batch& out) {
   std::size_t seq = slot->sequence.load(std::memory_order_acquire);
   if (static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos + 1) < 0) return false;
   dequeue_pos_.store(pos + 1, std::memory_order_relaxed);
-  out.clear();
-  std::swap(out, slot->batch);  // leaves `out`'s empty buffer for the next producer
+  std::swap(out, slot->batch);  // leaves the finished batch for the next producer to clear
   // seq_cst, paired with wait_for_space(): either the producer sees the free
   // slot or we see it waiting.
   slot->sequence.store(pos + mask_ + 1, std::memory_order_seq_cst);

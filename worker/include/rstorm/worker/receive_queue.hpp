@@ -39,9 +39,9 @@ class ReceiveQueue final : public TupleSink {
   // Moves `batch` in and wakes a parked consumer; `batch` comes back empty,
   // possibly with a recycled buffer. false (batch untouched) when full.
   bool try_push(Batch& batch) override;
-  // Moves the oldest batch into `out` (whose old contents are dropped and whose
-  // buffer is kept for producers to reuse) and wakes producers waiting for
-  // space. false when empty.
+  // Swaps the oldest batch into `out`; the batch `out` held (finished with)
+  // goes to the next producer to use this slot, which clears and reuses it.
+  // Wakes producers waiting for space. false when empty.
   bool try_pop(Batch& out);
   // For producers: sleeps until the consumer frees a slot, or `timeout`.
   void wait_for_space(std::chrono::microseconds timeout) override;
