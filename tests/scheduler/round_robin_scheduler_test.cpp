@@ -67,6 +67,17 @@ TEST(RoundRobinSchedulerTest, IsBlindToMemoryAndReportsTheOvercommit) {
   EXPECT_EQ(usage_of(r, "node-1").memory_used_mb, 1536);
 }
 
+TEST(RoundRobinSchedulerTest, IsBlindToGenericResourcesAndReportsTheOvercommit) {
+  Cluster cluster = make_cluster({1});
+  ComponentSpec train = spout("train", 2);
+  train.generic["gpu.count"] = 1;
+  TopologyRequest t = round_robin(make_topology("t", {train}, {}), 1);
+  ScheduleResult r = schedule_ok(cluster, {t});
+  ASSERT_TRUE(r.topologies[0].scheduled);
+  EXPECT_EQ(r.topologies[0].warnings,
+            (std::vector<std::string>{"node node-1 gpu.count overcommitted: 2 of 0 used"}));
+}
+
 TEST(RoundRobinSchedulerTest, NoFreeSlotIsUnschedulable) {
   Cluster cluster = make_cluster({2}, 4096, 400, 0);
   TopologyRequest t = round_robin(make_topology("t", {spout("s", 2)}, {}), 2);
