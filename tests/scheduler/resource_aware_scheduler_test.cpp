@@ -315,6 +315,47 @@ TEST(ResourceAwareSchedulerTest, InvalidRequestIsReportedNotScheduled) {
             "topology 't' has an edge from 's' to 'missing' but no component 'missing'");
 }
 
+TEST(ResourceAwareSchedulerTest, TopologySubmittedTwiceIsReportedOnce) {
+  Cluster cluster = make_cluster({1});
+  TopologyRequest t = make_topology("t", {spout("s", 1)}, {});
+  ScheduleResult r = schedule_ok(cluster, {t, t});
+  EXPECT_TRUE(r.topologies[0].scheduled);
+  EXPECT_FALSE(r.topologies[1].scheduled);
+  EXPECT_EQ(r.topologies[1].reason, "topology 't' is submitted twice");
+}
+
+TEST(ResourceAwareSchedulerTest, CurrentAssignmentOfTheWrongSizeIsReported) {
+  Cluster cluster = make_cluster({1});
+  TopologyRequest t = make_topology("t", {spout("s", 2)}, {});
+  t.current.push_back(WorkerSlot{NodeId("node-1"), 6700});
+  ScheduleResult r = schedule_ok(cluster, {t});
+  EXPECT_FALSE(r.topologies[0].scheduled);
+  EXPECT_EQ(r.topologies[0].reason,
+            "topology 't': the current assignment has 1 executors, the request 2");
+}
+
+TEST(ResourceAwareSchedulerTest, SlotUsedOnAnUnknownNodeIsAnError) {
+  Cluster cluster = make_cluster({1});
+  cluster.used.push_back(SlotUsage{WorkerSlot{NodeId("ghost"), 6700}, TopologyId("old"), 1, 1, {}});
+  Result<ScheduleResult> r = schedule(cluster, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "topology 'old' uses unknown node 'ghost'");
+}
+
+TEST(ResourceAwareSchedulerTest, OtherTopologiesSlotsAndResourcesAreRespected) {
+  // node-1 already runs a worker using 3968 of its 4096 MB: the new topology
+  // goes to node-2 even though node-1 sorts first.
+  Cluster cluster = make_cluster({2});
+  cluster.used.push_back(
+      SlotUsage{WorkerSlot{NodeId("node-1"), 6700}, TopologyId("old"), 3968, 100, {}});
+  TopologyRequest t = make_topology("t", {spout("s", 2)}, {});
+  ScheduleResult r = schedule_ok(cluster, {t});
+  ASSERT_TRUE(r.topologies[0].scheduled);
+  EXPECT_EQ(nodes_of(r.topologies[0]), (std::vector<std::string>{"node-2", "node-2"}));
+  EXPECT_EQ(usage_of(r, "node-1").slots_used, 1);
+  EXPECT_EQ(usage_of(r, "node-1").memory_used_mb, 3968);
+}
+
 TEST(ResourceAwareSchedulerTest, DuplicateNodeIdIsAnError) {
   Cluster cluster = make_cluster({2});
   cluster.nodes[1].id = cluster.nodes[0].id;

@@ -133,6 +133,17 @@ TEST(YamlLoaderTest, NonTopologyConfigKeyIsRefused) {
             "start with 'topology.')");
 }
 
+TEST(YamlLoaderTest, DuplicateComponentIsRefused) {
+  EXPECT_EQ(topology_error("name: t\ncomponents:\n  - {name: s, type: spout}\n  - {name: s}\n"),
+            "t.yaml:4: field 'components[1].name': component 's' declared twice");
+}
+
+TEST(YamlLoaderTest, FewerTasksThanParallelismIsRefused) {
+  EXPECT_EQ(topology_error("name: t\ncomponents:\n  - {name: s, type: spout, parallelism: 4, "
+                           "tasks: 2}\n"),
+            "t.yaml:3: field 'components[0].tasks': fewer tasks than parallelism (4)");
+}
+
 TEST(YamlLoaderTest, TopologyWithoutSpoutIsRefused) {
   EXPECT_EQ(topology_error("name: t\ncomponents:\n  - {name: b}\n"),
             "t.yaml:3: field 'components': no component has type 'spout'");
