@@ -16,7 +16,7 @@ Batch batch_of(std::int32_t producer, std::int64_t first, int n) {
   for (int i = 0; i < n; ++i) {
     Envelope e;
     e.dest = TaskId(producer);
-    e.root = static_cast<std::uint64_t>(first + i);
+    e.set_control(MessageKind::kAck, static_cast<std::uint64_t>(first + i), 0, TaskId());
     b.push_back(std::move(e));
   }
   return b;
@@ -32,7 +32,7 @@ TEST(ReceiveQueue, FullQueueRefusesWithoutTakingTheBatch) {
   EXPECT_EQ(q.depth(), 2u);
   Batch out;
   ASSERT_TRUE(q.try_pop(out));
-  EXPECT_EQ(out.front().root, 0u);
+  EXPECT_EQ(out.front().root(), 0u);
   EXPECT_TRUE(q.try_push(c));
 }
 
@@ -57,7 +57,7 @@ TEST(ReceiveQueue, ManyProducersLoseNothingAndKeepPerProducerOrder) {
       continue;
     }
     for (const auto& e : out) {
-      ASSERT_EQ(e.root, next[static_cast<std::size_t>(e.dest.value)]++);
+      ASSERT_EQ(e.root(), next[static_cast<std::size_t>(e.dest.value)]++);
       ++received;
     }
   }

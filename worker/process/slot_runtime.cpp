@@ -17,6 +17,19 @@ using worker::MessageKind;
 
 constexpr char kAcker[] = "__acker";
 
+// A kFail control message for tree `root`. Written against both layouts of
+// Envelope (plain fields, or set_control() as the runtime is moving to).
+template <typename E>
+void make_fail(E& e, TaskId acker, std::uint64_t root) {
+  e.dest = acker;
+  if constexpr (requires { e.set_control(MessageKind::kFail, root, 0, TaskId()); }) {
+    e.set_control(MessageKind::kFail, root, 0, TaskId());
+  } else {
+    e.kind = MessageKind::kFail;
+    e.root = root;
+  }
+}
+
 // The sink for an executor run by another worker (see the class comment).
 // try_push runs on the producing executor's thread; counters are atomics.
 class RemotePendingSink final : public worker::TupleSink {
@@ -60,9 +73,7 @@ class RemotePendingSink final : public worker::TupleSink {
     worker::TupleSink* sink = env_.sinks[static_cast<std::size_t>(index)];
     if (dynamic_cast<RemotePendingSink*>(sink) != nullptr) return;  // remote acker: times out
     Batch fail(1);
-    fail[0].dest = acker;
-    fail[0].kind = MessageKind::kFail;
-    fail[0].root = root;
+    make_fail(fail[0], acker, root);
     while (!sink->try_push(fail)) {
       if (env_.stopping->load(std::memory_order_relaxed)) return;
       std::this_thread::sleep_for(std::chrono::microseconds(50));

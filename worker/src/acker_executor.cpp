@@ -44,26 +44,26 @@ void AckerExecutor::handle(const Envelope& e) {
   bool inserted = false;
   switch (e.kind) {
     case MessageKind::kAckInit: {
-      Entry& en = trees_.get_or_insert(e.root, &inserted);
+      Entry& en = trees_.get_or_insert(e.root(), &inserted);
       if (inserted) en.created_ns = now_;
-      en.value ^= e.value;
-      en.spout = e.task;
+      en.value ^= e.value();
+      en.spout = e.task();
       en.init = true;
-      if (en.failed || en.value == 0) finish(e.root, en, !en.failed);
+      if (en.failed || en.value == 0) finish(e.root(), en, !en.failed);
       break;
     }
     case MessageKind::kAck: {
-      Entry& en = trees_.get_or_insert(e.root, &inserted);
+      Entry& en = trees_.get_or_insert(e.root(), &inserted);
       if (inserted) en.created_ns = now_;
-      en.value ^= e.value;
-      if (en.init && en.value == 0) finish(e.root, en, true);
+      en.value ^= e.value();
+      if (en.init && en.value == 0) finish(e.root(), en, true);
       break;
     }
     case MessageKind::kFail: {
-      Entry& en = trees_.get_or_insert(e.root, &inserted);
+      Entry& en = trees_.get_or_insert(e.root(), &inserted);
       if (inserted) en.created_ns = now_;
       en.failed = true;
-      if (en.init) finish(e.root, en, false);
+      if (en.init) finish(e.root(), en, false);
       break;
     }
     default:

@@ -188,9 +188,9 @@ bool SpoutExecutor::drain_queue() {
 
 void SpoutExecutor::handle(Envelope& e) {
   if (e.kind == MessageKind::kAckComplete) {
-    complete(e.root, true);
+    complete(e.root(), true);
   } else if (e.kind == MessageKind::kAckFailed) {
-    complete(e.root, false);
+    complete(e.root(), false);
   }
 }
 

@@ -45,40 +45,55 @@ struct AnchorEntry {
 };
 
 // The trees a tuple belongs to. Almost always zero or one: the first entry is
-// stored inline so that the common case does not allocate.
+// stored inline so that the common case does not allocate, and the rest sit
+// behind one pointer so that a tuple stays small.
 class MessageAnchors {
  public:
+  MessageAnchors() = default;
+  MessageAnchors(const MessageAnchors& o)
+      : first_(o.first_),
+        more_(o.more_ ? std::make_unique<std::vector<AnchorEntry>>(*o.more_) : nullptr),
+        count_(o.count_) {}
+  MessageAnchors& operator=(const MessageAnchors& o) {
+    if (this != &o) *this = MessageAnchors(o);
+    return *this;
+  }
+  MessageAnchors(MessageAnchors&&) noexcept = default;
+  MessageAnchors& operator=(MessageAnchors&&) noexcept = default;
+
   bool empty() const { return count_ == 0; }
   std::size_t size() const { return count_; }
-  const AnchorEntry& operator[](std::size_t i) const { return i == 0 ? first_ : more_[i - 1]; }
+  const AnchorEntry& operator[](std::size_t i) const { return i == 0 ? first_ : (*more_)[i - 1]; }
   // XORs `edge` into the entry for `root`, adding the entry when absent.
   void xor_in(std::uint64_t root, std::uint64_t edge) {
-    if (count_ > 0 && first_.root == root) {
+    if (count_ == 0) {
+      first_ = {root, edge};
+      count_ = 1;
+      return;
+    }
+    if (first_.root == root) {
       first_.edge ^= edge;
       return;
     }
-    for (auto& e : more_) {
+    if (!more_) more_ = std::make_unique<std::vector<AnchorEntry>>();
+    for (auto& e : *more_) {
       if (e.root == root) {
         e.edge ^= edge;
         return;
       }
     }
-    if (count_ == 0) {
-      first_ = {root, edge};
-    } else {
-      more_.push_back({root, edge});
-    }
+    more_->push_back({root, edge});
     ++count_;
   }
   void clear() {
     count_ = 0;
-    more_.clear();
+    more_.reset();
   }
 
  private:
   AnchorEntry first_{};
+  std::unique_ptr<std::vector<AnchorEntry>> more_;
   std::uint32_t count_ = 0;
-  std::vector<AnchorEntry> more_;
 };
 
 class Tuple {
@@ -138,6 +153,10 @@ class Tuple {
   bool completed() const { return completed_; }
   void mark_completed() const { completed_ = true; }
   Values& mutable_values() { return values_; }
+  void set_source(const StreamInfo* source, TaskId task) {
+    source_ = source;
+    source_task_ = task;
+  }
 
  private:
   const Value& checked(std::size_t index, ValueType want) const {

@@ -56,11 +56,7 @@ class Emitter {
 
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
                     TaskId task = TaskId()) {
-    Envelope& e = transfer_.append(dest);
-    e.kind = kind;
-    e.root = root;
-    e.value = value;
-    e.task = task;
+    transfer_.append(dest).set_control(kind, root, value, task);
     transfer_.commit();
   }
 

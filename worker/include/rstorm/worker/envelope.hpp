@@ -13,20 +13,30 @@ namespace rstorm::worker {
 
 enum class MessageKind : std::uint8_t {
   kTuple,        // `tuple` for task `dest`
-  kAckInit,      // spout -> acker: tree `root` starts with XOR `value`, spout task `task`
-  kAck,          // bolt -> acker: XOR `value` into tree `root`
-  kFail,         // bolt -> acker: tree `root` failed
-  kAckComplete,  // acker -> spout: tree `root` completed
-  kAckFailed,    // acker -> spout: tree `root` failed
+  kAckInit,      // spout -> acker: tree root() starts with XOR value(), spout task task()
+  kAck,          // bolt -> acker: XOR value() into tree root()
+  kFail,         // bolt -> acker: tree root() failed
+  kAckComplete,  // acker -> spout: tree root() completed
+  kAckFailed,    // acker -> spout: tree root() failed
 };
 
+// A control message keeps its fields inside the (otherwise empty) tuple: the
+// task as its source task, (root, value) as its first anchor. That keeps an
+// envelope at the size of a tuple plus a few bytes.
 struct Envelope {
+  Tuple tuple;
   TaskId dest;
   MessageKind kind = MessageKind::kTuple;
-  TaskId task;
-  std::uint64_t root = 0;
-  std::uint64_t value = 0;
-  Tuple tuple;
+
+  void set_control(MessageKind k, std::uint64_t root, std::uint64_t value, TaskId task) {
+    kind = k;
+    tuple.set_source(nullptr, task);
+    tuple.mutable_anchors().xor_in(root, value);
+  }
+  // REQUIRES: kind != kTuple.
+  std::uint64_t root() const { return tuple.anchors()[0].root; }
+  std::uint64_t value() const { return tuple.anchors()[0].edge; }
+  TaskId task() const { return tuple.source_task(); }
 };
 
 using Batch = std::vector<Envelope>;

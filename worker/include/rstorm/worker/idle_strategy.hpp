@@ -15,8 +15,8 @@ namespace rstorm::worker {
 
 class IdleStrategy {
  public:
-  static constexpr int kSpins = 64;
-  static constexpr int kYields = 16;
+  static constexpr int kSpins = 32;
+  static constexpr int kYields = 8;
 
   // `max_park`: the longest single sleep (bounds how late timers are served).
   explicit IdleStrategy(std::chrono::microseconds max_park) : max_park_(max_park) {}
