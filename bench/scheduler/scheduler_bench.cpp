@@ -37,9 +37,11 @@ rs::Cluster make_cluster(int nodes, int per_rack, bool mixed) {
       node.memory_mb = 2048.0 * (1 + rng() % 3);
       node.cpu = 200.0 * (1 + rng() % 3);
       if (rng() % 3 == 0) {
-        cluster.used.push_back(rs::SlotUsage{rs::WorkerSlot{node.id, 6703}, rs::TopologyId("other"),
+        cluster.used.push_back(rs::SlotUsage{rs::WorkerSlot{node.id, 6703},
+                                             rs::TopologyId("other"),
                                              static_cast<double>(64 * (1 + rng() % 16)),
-                                             static_cast<double>(5 * (1 + rng() % 20)), {}});
+                                             static_cast<double>(5 * (1 + rng() % 20)),
+                                             {}});
       }
     }
     cluster.nodes.push_back(std::move(node));
@@ -65,8 +67,8 @@ rs::TopologyRequest make_topology(int executors, double cpu_scale) {
     spec.cpu = cpu[c] * cpu_scale;
     rs::add_component(t, spec);
   }
-  const int edges[][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {1, 5}, {5, 6}, {6, 7},
-                          {4, 8}, {7, 8}, {8, 9}};
+  const int edges[][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {1, 5},
+                          {5, 6}, {6, 7}, {4, 8}, {7, 8}, {8, 9}};
   for (const auto& e : edges) {
     t.edges.push_back(rs::Edge{"c" + std::to_string(e[0]), "c" + std::to_string(e[1])});
   }
@@ -90,9 +92,12 @@ enum class Scenario { kIdentical, kMixed, kCpuSaturated };
 
 const char* scenario_name(Scenario s) {
   switch (s) {
-    case Scenario::kIdentical: return "identical";
-    case Scenario::kMixed: return "mixed    ";
-    default: return "saturated";
+    case Scenario::kIdentical:
+      return "identical";
+    case Scenario::kMixed:
+      return "mixed    ";
+    default:
+      return "saturated";
   }
 }
 
@@ -124,24 +129,27 @@ Point measure(int executors, int nodes, int runs, Scenario scenario) {
   }
   std::sort(times.begin(), times.end());
   const Point p{executors, nodes, times[times.size() / 2], peak_rss_mb()};
-  std::printf("%s %9d executors %7d nodes: median %8.3f s (min %.3f, max %.3f, %d runs), "
-              "peak RSS %7.1f MB, %zu nodes used, %llu of %llu pairs cross rack\n",
-              scenario_name(scenario), executors, nodes, p.median_s, times.front(), times.back(), runs, p.rss_mb,
-              nodes_used, static_cast<unsigned long long>(cross),
-              static_cast<unsigned long long>(pairs));
+  std::printf(
+      "%s %9d executors %7d nodes: median %8.3f s (min %.3f, max %.3f, %d runs), "
+      "peak RSS %7.1f MB, %zu nodes used, %llu of %llu pairs cross rack\n",
+      scenario_name(scenario), executors, nodes, p.median_s, times.front(), times.back(), runs,
+      p.rss_mb, nodes_used, static_cast<unsigned long long>(cross),
+      static_cast<unsigned long long>(pairs));
   std::fflush(stdout);
   return p;
 }
 
 void paper_costs() {
   const std::string source = RSTORM_SOURCE_DIR;
-  rs::Result<rs::Cluster> cluster = rs::load_cluster_file(source + "/conf/clusters/rstorm-paper.yaml");
+  rs::Result<rs::Cluster> cluster =
+      rs::load_cluster_file(source + "/conf/clusters/rstorm-paper.yaml");
   if (!cluster.ok()) {
     std::fprintf(stderr, "%s\n", cluster.error().message.c_str());
     std::exit(1);
   }
-  std::printf("\nnetwork cost on the paper cluster (12 nodes, 2 racks): pairs same worker / "
-              "same node / same rack / cross rack, weighted 0/1/2/3\n");
+  std::printf(
+      "\nnetwork cost on the paper cluster (12 nodes, 2 racks): pairs same worker / "
+      "same node / same rack / cross rack, weighted 0/1/2/3\n");
   std::printf("%-20s %-30s %-30s %s\n", "topology", "resource-aware", "round-robin",
               "weighted RA/RR");
   for (const char* name : {"linear", "diamond", "star", "page-load", "processing"}) {
@@ -185,10 +193,11 @@ int main(int argc, char** argv) {
     if (flag == "--runs") runs = std::atoi(argv[i + 1]);
     if (flag == "--max-executors") max_executors = std::atoi(argv[i + 1]);
   }
-  std::printf("resource-aware scheduling time against size (racks of 40 nodes, 4 slots each;\n"
-              "identical: 4096 MB and 400 CPU points per node; mixed: 2/4/6 GB, 200/400/600\n"
-              "points, a third of the nodes partly used by another topology; saturated:\n"
-              "identical nodes, executors ask 1.5 times the cluster's CPU)\n");
+  std::printf(
+      "resource-aware scheduling time against size (racks of 40 nodes, 4 slots each;\n"
+      "identical: 4096 MB and 400 CPU points per node; mixed: 2/4/6 GB, 200/400/600\n"
+      "points, a third of the nodes partly used by another topology; saturated:\n"
+      "identical nodes, executors ask 1.5 times the cluster's CPU)\n");
   for (Scenario scenario : {Scenario::kIdentical, Scenario::kMixed, Scenario::kCpuSaturated}) {
     std::vector<Point> points;
     for (int executors = 1000; executors <= max_executors; executors *= 10) {

@@ -165,6 +165,11 @@ int main(int argc, char** argv) {
   double rate = 100000;
   double latency_secs = 10;
   std::vector<std::string> extra;
+  std::string modes = "both";
+  app.add_option("--acking", modes, "Throughput runs: off, on or both (default both)")
+      ->check(CLI::IsMember({"off", "on", "both"}));
+  bool skip_latency = false;
+  app.add_flag("--no-latency", skip_latency, "Skip the fixed-rate latency run");
   app.add_option("--windows", windows, "Throughput windows per mode (default 5)");
   app.add_option("--window-secs", window_secs, "Seconds per window (default 1)");
   app.add_option("--rate", rate, "Offered rate for the latency run, tuples/s (default 100000)");
@@ -177,6 +182,7 @@ int main(int argc, char** argv) {
   std::printf("rstorm-bench-throughput: ConstSpout -> IdBolt -> NullBolt, one executor each, "
               "%u hardware threads\n", std::thread::hardware_concurrency());
   for (bool acking : {false, true}) {
+    if (modes != "both" && (modes == "on") != acking) continue;
     const double cpu0 = cpu_seconds();
     std::vector<double> all;
     const double median = measure_throughput(acking, windows, window, extra, &all);
@@ -192,9 +198,10 @@ int main(int argc, char** argv) {
   }
 
   auto log = std::make_shared<LatencyLog>();
+  if (skip_latency) rate = 0;
   log->micros.reserve(static_cast<std::size_t>(rate * latency_secs) + 1024);
   log->record_after = Clock::now() + std::chrono::seconds(2);  // skip start-up
-  {
+  if (rate > 0) {
     rstorm::Config conf;
     rstorm::LocalCluster cluster;
     const double cpu0 = cpu_seconds();
