@@ -80,7 +80,7 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
   const ComponentPlan& c = *plan.component;
   tick_info_ = StreamInfo{std::string(kSystemComponent), std::string(kTickStream),
                           Fields{"rate_secs"}, true};
-  const std::int64_t tick_secs = c.config.get_int(keys::kTopologyTickTupleFreqSecs, 0);
+  const std::int64_t tick_secs = config_int(c.config, keys::kTopologyTickTupleFreqSecs, 0);
   tick_period_ns_ = tick_secs > 0 ? tick_secs * 1'000'000'000 : 0;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     auto t = std::make_unique<Task>();

@@ -8,14 +8,14 @@ namespace {
 api::Result<RuntimeSettings> read_settings(const Config& c) {
   RuntimeSettings s;
   try {
-    s.acker_executors = static_cast<int>(c.get_int(keys::kTopologyAckerExecutors, 1));
-    s.message_timeout = std::chrono::seconds(c.get_int(keys::kTopologyMessageTimeoutSecs, 30));
-    s.max_spout_pending = static_cast<int>(c.get_int(keys::kTopologyMaxSpoutPending, 0));
+    s.acker_executors = static_cast<int>(config_int(c, keys::kTopologyAckerExecutors, 1));
+    s.message_timeout = std::chrono::seconds(config_int(c, keys::kTopologyMessageTimeoutSecs, 30));
+    s.max_spout_pending = static_cast<int>(config_int(c, keys::kTopologyMaxSpoutPending, 0));
     s.receive_buffer_size =
-        static_cast<std::size_t>(c.get_int(keys::kTopologyExecutorReceiveBufferSize, 8192));
-    s.batch_size = static_cast<std::size_t>(c.get_int(keys::kTopologyTransferBatchSize, 256));
+        static_cast<std::size_t>(config_int(c, keys::kTopologyExecutorReceiveBufferSize, 8192));
+    s.batch_size = static_cast<std::size_t>(config_int(c, keys::kTopologyTransferBatchSize, 256));
     s.flush_interval = std::chrono::microseconds(
-        1000 * c.get_int(keys::kTopologyBatchFlushIntervalMillis, 1));
+        1000 * config_int(c, keys::kTopologyBatchFlushIntervalMillis, 1));
   } catch (const ConfigError& e) {
     return api::Status::error(e.what());
   }
@@ -114,6 +114,12 @@ void build_routes(TopologyPlan& plan, const Topology& topology) {
 }
 
 }  // namespace
+
+std::int64_t config_int(const Config& config, std::string_view key, std::int64_t fallback) {
+  const Config::Entry* e = config.find(key);
+  if (e == nullptr || e->value.is_null()) return fallback;
+  return config.get_int(key);
+}
 
 const ComponentPlan* TopologyPlan::find_component(std::string_view id) const {
   for (const auto& c : components) {

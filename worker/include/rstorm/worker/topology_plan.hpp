@@ -83,6 +83,10 @@ struct TopologyPlan {
   bool acking() const { return !acker_tasks.empty(); }
 };
 
+// An integer setting: `fallback` when the key is absent or null (as in
+// conf/defaults.yaml, where null means "not set"); ConfigError on another type.
+std::int64_t config_int(const Config& config, std::string_view key, std::int64_t fallback);
+
 // Fails on a config value of the wrong type or out of range, naming the key.
 api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, const Config& config,
                                                      const Topology& topology);
