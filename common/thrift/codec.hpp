@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/coordination_store.hpp"
 #include "common/status.hpp"
 #include "rstorm/config.hpp"
 #include "rstorm_thrift/rstorm_types.h"
@@ -55,6 +56,46 @@ Result<T> decode_thrift(std::string_view bytes, std::string_view type_name) {
                       std::to_string(bytes.size() - buffer->available_read()));
   }
   return value;
+}
+
+// A decoded node value and the version to pass back for compare-and-set.
+template <typename T>
+struct VersionedNode {
+  T value;
+  std::int32_t version = 0;
+};
+
+// Reads and decodes the node at `path`. A value that does not decode is
+// kCorruption naming the path and the type.
+template <typename T>
+Result<VersionedNode<T>> read_thrift_node(CoordinationStore& store, std::string_view path,
+                                          std::string_view type_name,
+                                          WatchCallback watch = nullptr) {
+  auto node = store.get(path, std::move(watch));
+  if (!node) return node.status();
+  auto value = decode_thrift<T>(node->data, type_name);
+  if (!value) {
+    return Status(ErrorCode::kCorruption,
+                  "node " + std::string(path) + " does not hold a valid " +
+                      std::string(type_name) + ": " + value.status().message());
+  }
+  return VersionedNode<T>{std::move(*value), node->version};
+}
+
+// Creates the node at `path` holding `value`; returns the created path.
+template <typename T>
+Result<std::string> create_thrift_node(CoordinationStore& store, std::string_view path,
+                                       const T& value, CreateMode mode = CreateMode::kPersistent) {
+  return store.create(path, encode_thrift(value), mode);
+}
+
+// Replaces the node's value (compare-and-set with `expected_version`);
+// returns the new version.
+template <typename T>
+Result<std::int32_t> write_thrift_node(CoordinationStore& store, std::string_view path,
+                                       const T& value,
+                                       std::int32_t expected_version = kAnyVersion) {
+  return store.set(path, encode_thrift(value), expected_version);
 }
 
 // Config <-> map of YAML-rendered values with origins.

@@ -73,7 +73,10 @@ TYPED_TEST(LeaderElectionTest, LeadershipHandsOverWhenLeaderSessionCloses) {
   EXPECT_TRUE(b->election->is_leader());
   EXPECT_FALSE(c->election->is_leader());
   EXPECT_EQ(c->election->leader().value(), "nimbus-b");
-  a->election.release();  // its store is gone; nothing left to clean up
+  // `a` crashed: its election object must not touch the closed store again.
+  // Keep it reachable (not freed, not leaked) for the rest of the process.
+  static auto* crashed = new std::vector<std::unique_ptr<LeaderElection>>();
+  crashed->push_back(std::move(a->election));
 }
 
 TYPED_TEST(LeaderElectionTest, StopResignsToTheNextCandidate) {

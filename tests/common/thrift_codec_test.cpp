@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/in_memory_coordination.hpp"
+
 namespace rstorm {
 namespace {
 
@@ -145,7 +147,7 @@ TEST(ThriftCodec, TruncatedBytesAreAnErrorNamingTheType) {
 TEST(ThriftCodec, GarbageBytesAreAnError) {
   for (std::string garbage :
        {std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8), std::string("hello world"),
-        std::string("\x19\xff\xff\xff\xff\x0f", 6)}) {
+        std::string("\x19\xff\xff\xff\xff\x0f", 6), std::string()}) {
     auto decoded = decode_thrift<t::SupervisorInfo>(garbage, "SupervisorInfo");
     EXPECT_FALSE(decoded) << "decoded garbage of " << garbage.size() << " bytes";
   }
@@ -214,6 +216,40 @@ TEST(ThriftCodec, UnreadableConfigValueNamesTheKey) {
   EXPECT_NE(config.status().message().find("config key 'topology.bad' (from topology)"),
             std::string::npos)
       << config.status().message();
+}
+
+TEST(ThriftNode, SupervisorRegistrationRoundTripsThroughTheStore) {
+  auto service = InMemoryCoordinationService::create();
+  auto store = service->connect();
+  ASSERT_TRUE(store->ensure_path("/rstorm/supervisors"));
+  t::SupervisorInfo info;
+  info.id = "sup-1";
+  info.host = "127.0.0.1";
+  info.slots = {6700, 6701};
+  ASSERT_TRUE(create_thrift_node(*store, "/rstorm/supervisors/sup-1", info, CreateMode::kEphemeral));
+  auto read = read_thrift_node<t::SupervisorInfo>(*store, "/rstorm/supervisors/sup-1",
+                                                  "SupervisorInfo");
+  ASSERT_TRUE(read) << read.status().to_string();
+  EXPECT_EQ(read->value, info);
+  EXPECT_EQ(read->version, 0);
+  info.used_slots = {6700};
+  EXPECT_EQ(write_thrift_node(*store, "/rstorm/supervisors/sup-1", info, 0).value(), 1);
+  EXPECT_EQ(write_thrift_node(*store, "/rstorm/supervisors/sup-1", info, 0).code(),
+            ErrorCode::kVersionConflict);
+}
+
+TEST(ThriftNode, NodeWithInvalidValueIsCorruptionNamingPathAndType) {
+  auto service = InMemoryCoordinationService::create();
+  auto store = service->connect();
+  ASSERT_TRUE(store->create("/assignment", "not thrift"));
+  auto read = read_thrift_node<t::Assignment>(*store, "/assignment", "Assignment");
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.code(), ErrorCode::kCorruption);
+  EXPECT_EQ(read.status().message().rfind("node /assignment does not hold a valid Assignment: ", 0),
+            0u)
+      << read.status().message();
+  EXPECT_EQ(read_thrift_node<t::Assignment>(*store, "/none", "Assignment").code(),
+            ErrorCode::kNotFound);
 }
 
 }  // namespace
