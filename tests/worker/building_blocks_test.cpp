@@ -71,8 +71,16 @@ TEST(AckTable, MatchesAMapUnderRandomInsertsAndErases) {
   std::mt19937_64 rng(42);
   for (int i = 0; i < 200000; ++i) {
     std::uint64_t key = rng() % 5000 + 1;
-    if (rng() % 3 == 0) {
+    const auto r = rng() % 6;
+    if (r == 0) {
       EXPECT_EQ(table.erase(key), model.erase(key) == 1);
+    } else if (r == 1) {
+      auto* v = table.find(key);
+      ASSERT_EQ(v != nullptr, model.count(key) == 1);
+      if (v != nullptr) {
+        table.erase_value(v);
+        model.erase(key);
+      }
     } else {
       table.get_or_insert(key) ^= i;
       model[key] ^= i;

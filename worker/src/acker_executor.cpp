@@ -71,9 +71,9 @@ void AckerExecutor::handle(const Envelope& e) {
   }
 }
 
-void AckerExecutor::finish(std::uint64_t root, const Entry& entry, bool complete) {
+void AckerExecutor::finish(std::uint64_t root, Entry& entry, bool complete) {
   const TaskId spout = entry.spout;
-  trees_.erase(root);  // `entry` is gone from here on
+  trees_.erase_value(&entry);  // `entry` is gone from here on
   emitter_.send_control(spout, complete ? MessageKind::kAckComplete : MessageKind::kAckFailed,
                         root, 0);
   bump(complete ? stats_.acked : stats_.failed);

@@ -1,5 +1,10 @@
 #include "rstorm/worker/executor.hpp"
 
+#include <pthread.h>
+
+#include <algorithm>
+#include <string>
+
 namespace rstorm::worker {
 namespace {
 std::size_t queue_slots(const RuntimeSettings& s) {
@@ -24,7 +29,13 @@ Executor::~Executor() {
 }
 
 void Executor::start() {
-  thread_ = std::jthread([this] { run(); });
+  thread_ = std::jthread([this] {
+    // "rs:<component>" (15 chars at most), so that top -H and perf name it.
+    std::string name = "rs:" + plan_.component->id;
+    name.resize(std::min<std::size_t>(name.size(), 15));
+    pthread_setname_np(pthread_self(), name.c_str());
+    run();
+  });
 }
 
 void Executor::stop() {

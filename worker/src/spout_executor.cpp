@@ -106,9 +106,9 @@ void SpoutExecutor::run() {
     }
   }
   while (!stop_requested()) {
+    const std::int64_t now = now_ns_ = now_ns();
     bool work = drain_queue();
     apply_activation();
-    const std::int64_t now = now_ns_ = now_ns();
     if (now >= next_sweep_ns_) {
       if (pending_.size() > 0) expire_timed_out(now);
       next_sweep_ns_ = now + sweep_period_ns_;
@@ -200,13 +200,13 @@ void SpoutExecutor::complete(std::uint64_t root, bool acked) {
   Task& t = *tasks_[static_cast<std::size_t>(p->task)];
   Value msg_id = std::move(p->msg_id);
   const std::int64_t emitted_ns = p->emitted_ns;
-  pending_.erase(root);
+  pending_.erase_value(p);
   --t.pending;
   in_flight_.store(pending_.size(), std::memory_order_relaxed);
   try {
     if (acked) {
       bump(stats_.acked);
-      bump(stats_.complete_ns, static_cast<std::uint64_t>(now_ns() - emitted_ns));
+      bump(stats_.complete_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns_ - emitted_ns)));
       bump(stats_.complete_samples);
       t.spout->ack(msg_id);
     } else {

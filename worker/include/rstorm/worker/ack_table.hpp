@@ -47,6 +47,21 @@ class AckTable {
     for (; slots_[i].key != key; i = (i + 1) & mask) {
       if (slots_[i].key == 0) return false;
     }
+    erase_slot(i);
+    return true;
+  }
+
+  // Erases the entry whose value `v` is (from find or get_or_insert) without
+  // probing again. REQUIRES: v points into this table.
+  void erase_value(V* v) {
+    const auto offset = reinterpret_cast<const char*>(v) -
+                        reinterpret_cast<const char*>(&slots_[0].value);
+    erase_slot(static_cast<std::size_t>(offset) / sizeof(Slot));
+  }
+
+ private:
+  void erase_slot(std::size_t i) {
+    std::size_t mask = slots_.size() - 1;
     // Backward shift: move later entries of the probe run into the hole.
     for (std::size_t j = (i + 1) & mask; slots_[j].key != 0; j = (j + 1) & mask) {
       std::size_t home = mix(slots_[j].key) & mask;
@@ -59,9 +74,9 @@ class AckTable {
     slots_[i].key = 0;
     slots_[i].value = V();
     --size_;
-    return true;
   }
 
+ public:
   // Calls f(key, value&) for every entry; f must not insert or erase.
   template <typename F>
   void for_each(F&& f) {

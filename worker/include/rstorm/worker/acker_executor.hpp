@@ -26,7 +26,7 @@ class AckerExecutor final : public Executor {
 
   void run() override;
   void handle(const Envelope& e);
-  void finish(std::uint64_t root, const Entry& entry, bool complete);
+  void finish(std::uint64_t root, Entry& entry, bool complete);
   void expire(std::int64_t now);
 
   AckTable<Entry> trees_;
