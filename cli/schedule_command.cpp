@@ -2,11 +2,10 @@
 // one or more topology descriptions. The logic lives in rstorm::scheduler.
 #include <iostream>
 #include <optional>
-#include <string>
-#include <vector>
-
 #include <rstorm/config.hpp>
 #include <rstorm/topology_library.hpp>
+#include <string>
+#include <vector>
 
 #include "command.hpp"
 #include "scheduler/api_request.hpp"
@@ -19,14 +18,15 @@ namespace {
 struct ScheduleOptions {
   std::string cluster;
   std::vector<std::string> topologies;
-  std::string strategy;  // empty: each topology's topology.scheduler.strategy
+  std::string strategy;             // empty: each topology's topology.scheduler.strategy
   std::vector<std::string> config;  // -c key=value, over every topology's config
   bool json = false;
   bool explain = false;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // A topology description (YAML) or a built topology library (.so), with the

@@ -8,7 +8,6 @@
 
 #include <rstorm/config.hpp>
 #include <rstorm/topology.hpp>
-
 #include <string>
 
 #include "scheduler/request.hpp"
@@ -51,8 +50,9 @@ inline Result<TopologyRequest> apply_topology_config(TopologyRequest request,
       const std::string name = config.get_string("topology.scheduler.strategy");
       const auto strategy = parse_strategy(name);
       if (!strategy) {
-        return Error{"topology.scheduler.strategy (" + config.find("topology.scheduler.strategy")->origin +
-                     "): unknown strategy '" + name + "' (resource-aware, round-robin)"};
+        return Error{"topology.scheduler.strategy (" +
+                     config.find("topology.scheduler.strategy")->origin + "): unknown strategy '" +
+                     name + "' (resource-aware, round-robin)"};
       }
       request.strategy = *strategy;
     }

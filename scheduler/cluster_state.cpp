@@ -106,8 +106,9 @@ Result<ClusterState> ClusterState::Create(const Cluster& cluster) {
 }
 
 std::uint32_t ClusterState::find(const NodeId& id) const {
-  auto it = std::lower_bound(by_id_.begin(), by_id_.end(), id.value(),
-                             [](const auto& entry, const std::string& v) { return entry.first < v; });
+  auto it =
+      std::lower_bound(by_id_.begin(), by_id_.end(), id.value(),
+                       [](const auto& entry, const std::string& v) { return entry.first < v; });
   if (it == by_id_.end() || it->first != id.value()) return kNoNode;
   return it->second;
 }

@@ -26,7 +26,7 @@ class NamedType {
   T value_{};
 };
 
-using NodeId = NamedType<std::string, struct NodeIdTag>;          // supervisor id
+using NodeId = NamedType<std::string, struct NodeIdTag>;  // supervisor id
 using RackId = NamedType<std::string, struct RackIdTag>;
 using TopologyId = NamedType<std::string, struct TopologyIdTag>;
 using ExecutorId = NamedType<std::uint32_t, struct ExecutorIdTag>;  // index in the request

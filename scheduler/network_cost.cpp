@@ -12,7 +12,8 @@ namespace {
 std::uint64_t shared_pairs(const std::vector<std::uint32_t>& producers,
                            const std::vector<std::uint32_t>& consumers,
                            const std::vector<ExecutorLocation>& loc,
-                           std::uint32_t ExecutorLocation::*level, std::vector<std::uint64_t>& count) {
+                           std::uint32_t ExecutorLocation::*level,
+                           std::vector<std::uint64_t>& count) {
   for (std::uint32_t a : producers) ++count[loc[a].*level];
   std::uint64_t shared = 0;
   for (std::uint32_t b : consumers) shared += count[loc[b].*level];

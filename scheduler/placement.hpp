@@ -19,8 +19,8 @@ namespace rstorm::scheduler {
 // component to itself, pairs of two distinct executors. Ackers are not counted.
 struct NetworkCost {
   std::uint64_t same_worker = 0;
-  std::uint64_t same_node = 0;   // same node, different workers
-  std::uint64_t same_rack = 0;   // same rack, different nodes
+  std::uint64_t same_node = 0;  // same node, different workers
+  std::uint64_t same_rack = 0;  // same rack, different nodes
   std::uint64_t cross_rack = 0;
 
   std::uint64_t pairs() const { return same_worker + same_node + same_rack + cross_rack; }
@@ -64,14 +64,14 @@ struct TopologyPlacement {
   TopologyId topology;
   Strategy strategy = Strategy::kResourceAware;
   bool scheduled = false;
-  std::string reason;                       // why not, in numbers, when !scheduled
-  std::vector<WorkerSlot> executor_slots;   // index = ExecutorId, when scheduled
-  std::vector<WorkerAssignment> workers;    // sorted by slot
+  std::string reason;                      // why not, in numbers, when !scheduled
+  std::vector<WorkerSlot> executor_slots;  // index = ExecutorId, when scheduled
+  std::vector<WorkerAssignment> workers;   // sorted by slot
   NetworkCost network;
-  std::vector<std::string> warnings;        // CPU overcommit, round-robin memory overcommit
+  std::vector<std::string> warnings;           // CPU overcommit, round-robin memory overcommit
   std::vector<CpuOvercommit> cpu_overcommits;  // resource-aware only
   std::vector<PlacementDecision> decisions;    // resource-aware only, in placement order
-  int moved_executors = 0;                  // executors given a new slot by this call
+  int moved_executors = 0;                     // executors given a new slot by this call
 };
 
 struct NodeUsage {

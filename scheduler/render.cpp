@@ -42,8 +42,7 @@ std::string fixed(double value) {
   return buf;
 }
 
-void decisions_text(std::ostringstream& out, const TopologyPlacement& p,
-                    const TopologyRequest& r) {
+void decisions_text(std::ostringstream& out, const TopologyPlacement& p, const TopologyRequest& r) {
   out << "  decisions, in placement order (distance = sqrt(memory^2 + cpu^2 + network^2), the "
          "smallest of all nodes that can take the executor):\n";
   for (const PlacementDecision& d : p.decisions) {
@@ -134,12 +133,9 @@ std::string render_json(const ScheduleResult& result,
   for (std::size_t i = 0; i < result.topologies.size(); ++i) {
     const TopologyPlacement& p = result.topologies[i];
     const TopologyRequest& r = requests[i];
-    json t{{"id", p.topology.value()},
-           {"strategy", std::string(strategy_name(p.strategy))},
-           {"scheduled", p.scheduled},
-           {"reason", p.reason},
-           {"warnings", p.warnings},
-           {"moved_executors", p.moved_executors}};
+    json t{{"id", p.topology.value()}, {"strategy", std::string(strategy_name(p.strategy))},
+           {"scheduled", p.scheduled}, {"reason", p.reason},
+           {"warnings", p.warnings},   {"moved_executors", p.moved_executors}};
     t["network"] = {{"same_worker", p.network.same_worker}, {"same_node", p.network.same_node},
                     {"same_rack", p.network.same_rack},     {"cross_rack", p.network.cross_rack},
                     {"pairs", p.network.pairs()},           {"weighted", p.network.weighted()}};

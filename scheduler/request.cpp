@@ -17,7 +17,8 @@ void add_component(TopologyRequest& request, const ComponentSpec& spec) {
   const int executors = spec.parallelism;
   const int tasks = spec.tasks > 0 ? spec.tasks : executors;
   int next_task = 0;
-  for (const ExecutorRequest& e : request.executors) next_task = std::max(next_task, e.last_task + 1);
+  for (const ExecutorRequest& e : request.executors)
+    next_task = std::max(next_task, e.last_task + 1);
   for (int i = 0; i < executors; ++i) {
     // Storm's split: the first (tasks % executors) executors get one task more.
     const int count = tasks / executors + (i < tasks % executors ? 1 : 0);

@@ -22,9 +22,9 @@ std::optional<Strategy> parse_strategy(std::string_view name);
 std::string_view strategy_name(Strategy strategy);
 
 // Storm's defaults for one executor and one worker.
-inline constexpr double kDefaultOnHeapMb = 128;     // topology.component.resources.onheap.memory.mb
-inline constexpr double kDefaultOffHeapMb = 0;      // topology.component.resources.offheap.memory.mb
-inline constexpr double kDefaultCpu = 10;           // topology.component.cpu.pcore.percent
+inline constexpr double kDefaultOnHeapMb = 128;  // topology.component.resources.onheap.memory.mb
+inline constexpr double kDefaultOffHeapMb = 0;   // topology.component.resources.offheap.memory.mb
+inline constexpr double kDefaultCpu = 10;        // topology.component.cpu.pcore.percent
 inline constexpr double kDefaultWorkerMaxHeapMb = 768;  // topology.worker.max.heap.size.mb
 inline constexpr char kAckerComponent[] = "__acker";
 
@@ -59,10 +59,10 @@ struct Edge {
 
 struct TopologyRequest {
   TopologyId id;
-  std::vector<ComponentSpec> components;  // every component, spouts flagged
+  std::vector<ComponentSpec> components;   // every component, spouts flagged
   std::vector<ExecutorRequest> executors;  // ExecutorId i is executors[i]
   std::vector<Edge> edges;
-  int workers = 1;                                   // topology.workers (round-robin only)
+  int workers = 1;                                      // topology.workers (round-robin only)
   double worker_max_heap_mb = kDefaultWorkerMaxHeapMb;  // topology.worker.max.heap.size.mb
   // topology.acker.executors: nullopt = one acker in each worker (Storm's default),
   // N = N acker executors placed like any other executor (0 disables acking).

@@ -176,7 +176,7 @@ Candidate Placer::search(const ExecutorRequest& e, std::uint32_t ref_node, std::
   Candidate best;
   if (mode_ == SearchMode::kExhaustive) {
     for (std::uint32_t n = 0; n < state_.node_count(); ++n) {
-      const double net = n == ref_node                      ? kNetSameNode
+      const double net = n == ref_node                     ? kNetSameNode
                          : state_.node(n).rack == ref_rack ? kNetSameRack
                                                            : kNetOtherRack;
       consider(n, net, e, require_cpu, best);
@@ -250,11 +250,12 @@ void Placer::record(std::uint32_t i, const Candidate& c, std::uint32_t ref_node,
   const NodeState& node = state_.node(c.node);
   PlacementDecision d;
   d.executor = ExecutorId(i);
-  d.slot = WorkerSlot{node.spec->id, c.fit.worker == kNoWorker ? node.free_ports.front()
-                                                                : builder_.worker(c.fit.worker).port};
+  d.slot =
+      WorkerSlot{node.spec->id, c.fit.worker == kNoWorker ? node.free_ports.front()
+                                                          : builder_.worker(c.fit.worker).port};
   d.memory = (node.free_memory_mb - c.fit.memory_mb) / mem_scale_;
   d.cpu = (node.free_cpu - c.fit.cpu) / cpu_scale_;
-  d.network = std::sqrt(c.node == ref_node ? kNetSameNode
+  d.network = std::sqrt(c.node == ref_node      ? kNetSameNode
                         : node.rack == ref_rack ? kNetSameRack
                                                 : kNetOtherRack);
   d.new_worker = c.fit.worker == kNoWorker;

@@ -48,13 +48,13 @@ std::vector<std::string> overcommit_warnings(const ClusterState& state,
       if (free >= 0) continue;
       const auto cap = spec.generic.find(name);
       const double capacity = cap == spec.generic.end() ? 0 : cap->second;
-      warnings.push_back("node " + spec.id.value() + " " + name + " overcommitted: " +
-                         format_amount(capacity - free) + " of " + format_amount(capacity) +
-                         " used");
+      warnings.push_back("node " + spec.id.value() + " " + name +
+                         " overcommitted: " + format_amount(capacity - free) + " of " +
+                         format_amount(capacity) + " used");
     }
     if (node.free_cpu < 0) {
-      warnings.push_back("node " + spec.id.value() + " CPU overcommitted: " +
-                         format_amount(spec.cpu - node.free_cpu) + " of " +
+      warnings.push_back("node " + spec.id.value() +
+                         " CPU overcommitted: " + format_amount(spec.cpu - node.free_cpu) + " of " +
                          format_amount(spec.cpu) + " points used");
     }
   }

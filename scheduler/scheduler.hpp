@@ -18,7 +18,8 @@ namespace rstorm::scheduler {
 // An error only when the cluster itself is invalid (duplicate node ids, unknown
 // slots in cluster.used); an unschedulable topology is a placement with
 // scheduled == false.
-Result<ScheduleResult> schedule(const Cluster& cluster, const std::vector<TopologyRequest>& requests);
+Result<ScheduleResult> schedule(const Cluster& cluster,
+                                const std::vector<TopologyRequest>& requests);
 
 // The request's own faults (unknown component in an edge, negative resources,
 // ...); empty when valid.

@@ -47,7 +47,8 @@ class Reader {
     if (!node.IsScalar() || !YAML::convert<double>::decode(node, value)) {
       fail(node, field, "expected a number, got " + describe(node));
     }
-    if (value < min) fail(node, field, "must be at least " + std::to_string(static_cast<long>(min)));
+    if (value < min)
+      fail(node, field, "must be at least " + std::to_string(static_cast<long>(min)));
     return value;
   }
 
@@ -212,8 +213,9 @@ void read_config(const Reader& r, const YAML::Node& config, TopologyRequest& req
 }
 
 ComponentSpec read_component(const Reader& r, const YAML::Node& c, const std::string& cf) {
-  r.only(c, cf, {"name", "type", "parallelism", "tasks", "onheap_mb", "offheap_mb", "cpu",
-                 "resources", "inputs"});
+  r.only(c, cf,
+         {"name", "type", "parallelism", "tasks", "onheap_mb", "offheap_mb", "cpu", "resources",
+          "inputs"});
   ComponentSpec spec;
   spec.name = r.text(r.need(c, cf, "name"), cf + ".name");
   if (c["type"]) {
@@ -226,8 +228,8 @@ ComponentSpec read_component(const Reader& r, const YAML::Node& c, const std::st
   if (c["parallelism"]) spec.parallelism = r.integer(c["parallelism"], cf + ".parallelism", 1);
   if (c["tasks"]) spec.tasks = r.integer(c["tasks"], cf + ".tasks", 1);
   if (spec.tasks > 0 && spec.tasks < spec.parallelism) {
-    r.fail(c["tasks"], cf + ".tasks", "fewer tasks than parallelism (" +
-                                          std::to_string(spec.parallelism) + ")");
+    r.fail(c["tasks"], cf + ".tasks",
+           "fewer tasks than parallelism (" + std::to_string(spec.parallelism) + ")");
   }
   if (c["onheap_mb"]) spec.onheap_mb = r.number(c["onheap_mb"], cf + ".onheap_mb", 0);
   if (c["offheap_mb"]) spec.offheap_mb = r.number(c["offheap_mb"], cf + ".offheap_mb", 0);

@@ -23,7 +23,8 @@ class NullBolt : public rstorm::BasicBolt {
 
 rstorm::Topology build() {
   rstorm::TopologyBuilder b;
-  b.set_spout("words", [] { return std::make_unique<NullSpout>(); }, 2)
+  b.set_spout(
+       "words", [] { return std::make_unique<NullSpout>(); }, 2)
       .set_num_tasks(4)
       .set_cpu_load(30);
   b.set_bolt("count", rstorm::BasicBoltFactory([] { return std::make_unique<NullBolt>(); }), 3)

@@ -22,7 +22,9 @@ class ForwardBolt : public rstorm::BasicBolt {
 
 RSTORM_TOPOLOGY(linear) {
   rstorm::TopologyBuilder b;
-  b.set_spout("spout", [] { return std::make_unique<ConstSpout>(); }, 8).set_cpu_load(40);
+  b.set_spout(
+       "spout", [] { return std::make_unique<ConstSpout>(); }, 8)
+      .set_cpu_load(40);
   std::string previous = "spout";
   for (const char* id : {"b1", "b2", "b3"}) {
     b.set_bolt(id, rstorm::BasicBoltFactory([] { return std::make_unique<ForwardBolt>(); }), 4)

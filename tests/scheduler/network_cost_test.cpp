@@ -26,8 +26,8 @@ TEST(NetworkCostTest, CountsEveryProducerConsumerPairByDistance) {
 }
 
 TEST(NetworkCostTest, DuplicateEdgesCountOnceAndSelfEdgesSkipTheExecutorItself) {
-  TopologyRequest t = make_topology("t", {spout("a", 1), bolt("b", 3)},
-                                    {{"a", "b"}, {"a", "b"}, {"b", "b"}});
+  TopologyRequest t =
+      make_topology("t", {spout("a", 1), bolt("b", 3)}, {{"a", "b"}, {"a", "b"}, {"b", "b"}});
   // a0 in rack 0; b0 with it; b1, b2 in rack 1 on two nodes.
   std::vector<ExecutorLocation> loc = {{0, 0, 0}, {0, 0, 0}, {1, 1, 1}, {2, 2, 1}};
   const NetworkCost c = network_cost(t, loc);

@@ -42,8 +42,10 @@ Cluster random_cluster(std::mt19937_64& rng) {
       if (uniform(rng, 0, 4) == 0) node.generic["gpu.count"] = uniform(rng, 1, 4);
       if (uniform(rng, 0, 3) == 0) {  // another topology already runs here
         cluster.used.push_back(SlotUsage{WorkerSlot{node.id, node.ports.back()},
-                                         TopologyId("existing"), node.memory_mb / 2,
-                                         node.cpu / 4, {}});
+                                         TopologyId("existing"),
+                                         node.memory_mb / 2,
+                                         node.cpu / 4,
+                                         {}});
       }
       cluster.nodes.push_back(std::move(node));
     }
@@ -70,9 +72,14 @@ TopologyRequest random_topology(std::mt19937_64& rng, int index) {
     }
   }
   switch (uniform(rng, 0, 3)) {
-    case 0: t.acker_executors = 0; break;
-    case 1: t.acker_executors = uniform(rng, 1, 3); break;
-    default: break;  // one acker per worker
+    case 0:
+      t.acker_executors = 0;
+      break;
+    case 1:
+      t.acker_executors = uniform(rng, 1, 3);
+      break;
+    default:
+      break;  // one acker per worker
   }
   t.worker_max_heap_mb = pick(rng, {768.0, 1024.0});
   t.priority = uniform(rng, 0, 2);
@@ -165,10 +172,10 @@ void check_case(std::uint64_t seed) {
     const TopologyRequest& req = requests[t];
     const bool per_worker = !req.acker_executors.has_value();
     for (const CpuOvercommit& o : result.topologies[t].cpu_overcommits) {
-      const ExecutorRequest& x = req.executors.size() > o.executor.value()
-                                     ? req.executors[o.executor.value()]
-                                     : ExecutorRequest{kAckerComponent, 0, 0, req.acker_onheap_mb,
-                                                       0, req.acker_cpu, {}};
+      const ExecutorRequest& x =
+          req.executors.size() > o.executor.value()
+              ? req.executors[o.executor.value()]
+              : ExecutorRequest{kAckerComponent, 0, 0, req.acker_onheap_mb, 0, req.acker_cpu, {}};
       const double mem = x.memory_mb() + (per_worker ? req.acker_onheap_mb : 0);
       const double cpu = x.cpu + (per_worker ? req.acker_cpu : 0);
       for (const NodeUsage& n : result.nodes) {

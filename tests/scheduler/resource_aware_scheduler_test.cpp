@@ -1,12 +1,11 @@
 #include "scheduler/resource_aware_scheduler.hpp"
 
-#include "scheduler/placement_order.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
+#include "scheduler/placement_order.hpp"
 #include "test_util.hpp"
 
 namespace rstorm::scheduler {
@@ -261,9 +260,9 @@ TEST(ResourceAwareSchedulerTest, LowerPriorityNumberIsScheduledFirst) {
 
 TEST(ResourceAwareSchedulerTest, SameInputGivesTheSamePlacementWhateverTheNodeOrder) {
   Cluster cluster = make_cluster({5, 5, 5}, 2048, 200);
-  TopologyRequest t = make_topology(
-      "t", {spout("s", 7, 35), bolt("a", 9, 25, 256), bolt("b", 5, 60)},
-      {{"s", "a"}, {"a", "b"}, {"s", "b"}});
+  TopologyRequest t =
+      make_topology("t", {spout("s", 7, 35), bolt("a", 9, 25, 256), bolt("b", 5, 60)},
+                    {{"s", "a"}, {"a", "b"}, {"s", "b"}});
   ScheduleResult first = schedule_ok(cluster, {t});
   ASSERT_TRUE(first.topologies[0].scheduled);
   std::mt19937 rng(7);

@@ -27,10 +27,10 @@ TEST(RoundRobinSchedulerTest, FreeSlotsInterleaveAcrossNodesMostFreeFirst) {
   Result<ClusterState> state = ClusterState::Create(cluster);
   ASSERT_TRUE(state.ok());
   const std::vector<WorkerSlot> slots = interleaved_free_slots(state.value());
-  const std::vector<WorkerSlot> expected = {
-      {NodeId("node-2"), 6700}, {NodeId("node-1"), 6700}, {NodeId("node-3"), 6700},
-      {NodeId("node-2"), 6701}, {NodeId("node-1"), 6701}, {NodeId("node-3"), 6701},
-      {NodeId("node-2"), 6702}};
+  const std::vector<WorkerSlot> expected = {{NodeId("node-2"), 6700}, {NodeId("node-1"), 6700},
+                                            {NodeId("node-3"), 6700}, {NodeId("node-2"), 6701},
+                                            {NodeId("node-1"), 6701}, {NodeId("node-3"), 6701},
+                                            {NodeId("node-2"), 6702}};
   EXPECT_EQ(slots, expected);
 }
 

@@ -41,8 +41,8 @@ class ScheduleCommandTest : public ::testing::Test {
 
   RunResult run(const std::string& args) {
     const auto out = dir_ / "out", err = dir_ / "err";
-    const std::string cmd = "'" + kBinary + "' schedule " + args + " >'" + out.string() +
-                            "' 2>'" + err.string() + "' </dev/null";
+    const std::string cmd = "'" + kBinary + "' schedule " + args + " >'" + out.string() + "' 2>'" +
+                            err.string() + "' </dev/null";
     const int status = std::system(cmd.c_str());
     RunResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -61,7 +61,8 @@ class ScheduleCommandTest : public ::testing::Test {
 };
 
 TEST_F(ScheduleCommandTest, PrintsPlacementByRackNodeAndWorkerWithNetworkCost) {
-  RunResult r = run("--cluster " + kCluster + " " + kSource + "/examples/paper/linear-network.yaml");
+  RunResult r =
+      run("--cluster " + kCluster + " " + kSource + "/examples/paper/linear-network.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("topology linear-network (resource-aware): scheduled, 20 executors in 5 "
                        "workers on 2 nodes\n  rack rack-1\n    node node-1 (node-1.rack-1): "
@@ -148,15 +149,15 @@ TEST_F(ScheduleCommandTest, BadTopologyFileExitsWithUsageNamingFileLineAndField)
 
 TEST_F(ScheduleCommandTest, MissingClusterFileExitsWithUsage) {
   RunResult r = run("--cluster " + (dir_ / "none.yaml").string() + " " + kSource +
-              "/examples/paper/linear-cpu.yaml");
+                    "/examples/paper/linear-cpu.yaml");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "rstorm schedule: " + (dir_ / "none.yaml").string() +
-                       ": cannot read the file\n");
+  EXPECT_EQ(r.err,
+            "rstorm schedule: " + (dir_ / "none.yaml").string() + ": cannot read the file\n");
 }
 
 TEST_F(ScheduleCommandTest, UnknownSchedulerExitsWithUsage) {
   RunResult r = run("--scheduler fastest --cluster " + kCluster + " " + kSource +
-              "/examples/paper/linear-cpu.yaml");
+                    "/examples/paper/linear-cpu.yaml");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("fastest"), std::string::npos) << r.err;
 }
@@ -168,8 +169,8 @@ namespace {
 TEST_F(ScheduleCommandTest, TopologyLibraryIsPlacedLikeItsYamlDescription) {
   const std::string library = RSTORM_LINEAR_TOPOLOGY;
   RunResult so = run("--json -c topology.workers=12 --cluster " + kCluster + " " + library);
-  RunResult yaml = run("--json --cluster " + kCluster + " " + kSource +
-                       "/examples/paper/linear-network.yaml");
+  RunResult yaml =
+      run("--json --cluster " + kCluster + " " + kSource + "/examples/paper/linear-network.yaml");
   ASSERT_EQ(so.exit_code, 0) << so.err;
   ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
   const auto a = nlohmann::json::parse(so.out)["topologies"][0];

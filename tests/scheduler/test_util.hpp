@@ -53,8 +53,9 @@ inline ComponentSpec bolt(std::string name, int parallelism, double cpu = 10,
   return c;
 }
 
-inline TopologyRequest make_topology(std::string id, const std::vector<ComponentSpec>& components,
-                                     const std::vector<std::pair<std::string, std::string>>& edges) {
+inline TopologyRequest make_topology(
+    std::string id, const std::vector<ComponentSpec>& components,
+    const std::vector<std::pair<std::string, std::string>>& edges) {
   TopologyRequest request;
   request.id = TopologyId(std::move(id));
   for (const ComponentSpec& c : components) add_component(request, c);

@@ -24,7 +24,8 @@ racks:
       - {id: b, memory_mb: 1024}
   - name: r2
     nodes: 3
-)", "c.yaml");
+)",
+                                    "c.yaml");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const Cluster& c = r.value();
   ASSERT_EQ(c.nodes.size(), 5u);
@@ -40,8 +41,9 @@ racks:
 }
 
 TEST(YamlLoaderTest, WrongTypeNamesFileLineAndField) {
-  EXPECT_EQ(cluster_error("racks:\n  - name: r1\n    nodes:\n      - id: a\n        memory_mb: lots\n"),
-            "c.yaml:5: field 'racks[0].nodes[0].memory_mb': expected a number, got 'lots'");
+  EXPECT_EQ(
+      cluster_error("racks:\n  - name: r1\n    nodes:\n      - id: a\n        memory_mb: lots\n"),
+      "c.yaml:5: field 'racks[0].nodes[0].memory_mb': expected a number, got 'lots'");
 }
 
 TEST(YamlLoaderTest, MissingFieldNamesTheLineOfItsParent) {
@@ -62,8 +64,7 @@ TEST(YamlLoaderTest, DuplicateNodeIdNamesTheSecond) {
 }
 
 TEST(YamlLoaderTest, MalformedYamlNamesTheLine) {
-  EXPECT_EQ(cluster_error("racks:\n  - name: [r1\n"),
-            "c.yaml:3: end of sequence flow not found");
+  EXPECT_EQ(cluster_error("racks:\n  - name: [r1\n"), "c.yaml:3: end of sequence flow not found");
 }
 
 TEST(YamlLoaderTest, MissingFileNamesThePath) {
@@ -85,7 +86,8 @@ components:
   - {name: words, type: spout, parallelism: 2, tasks: 4, cpu: 30}
   - {name: count, parallelism: 3, onheap_mb: 256, offheap_mb: 64, inputs: [words],
      resources: {gpu.count: 1}}
-)", "t.yaml");
+)",
+                                             "t.yaml");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const TopologyRequest& t = r.value();
   EXPECT_EQ(t.id.value(), "wc");
