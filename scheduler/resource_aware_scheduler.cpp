@@ -187,7 +187,7 @@ Candidate Placer::search(const ExecutorRequest& e, std::uint32_t ref_node, std::
   for (std::uint32_t n : state_.rack_nodes(ref_rack)) {
     consider(n, n == ref_node ? kNetSameNode : kNetSameRack, e, require_cpu, best);
   }
-  // Every other rack at network distance 1, walked by free memory upwards.
+  // Every other rack (network term 2), walked by free memory upwards.
   const double worker_mem = builder_.worker_memory_mb();
   for (auto it = index_.lower_bound(Key{e.memory_mb() - kEpsilon, -1e300}); it != index_.end();
        ++it) {
