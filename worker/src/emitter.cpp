@@ -14,6 +14,7 @@ Emitter::Emitter(const TopologyPlan& plan, const ComponentPlan& component, Trans
       stats_(stats),
       default_route_(component.find_stream(kDefaultStream)),
       rng_(seed),
+      root_prefix_(static_cast<std::uint64_t>(producer_index + 1) << 40),
       counters_(static_cast<std::size_t>(plan.num_counters)) {
   // Producers start their round robins at different tasks.
   for (std::size_t i = 0; i < counters_.size(); ++i) {

@@ -26,7 +26,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     const std::size_t n = targets.size();
     const bool reliable = !msg_id.is_null();
     if (reliable && em.acking()) {
-      const std::uint64_t root = em.next_id();
+      const std::uint64_t root = em.next_root();
       std::uint64_t all_edges = 0;
       for (std::size_t i = 0; i < n; ++i) {
         Tuple& t = em.begin_tuple(targets[i], &route.info, task_,

@@ -1,4 +1,5 @@
-// AckTable<V>: an open-addressing hash map from a non-zero 64-bit tree id to V,
+// AckTable<V>: an open-addressing hash map from a non-zero 64-bit tree id to V
+// (see mix() for the keys it is tuned for),
 // with linear probing and backward-shift deletion: no allocation per entry,
 // which matters at a million trees per second. Single thread.
 #pragma once
@@ -96,11 +97,12 @@ class AckTable {
     while (c < n) c <<= 1;
     return c;
   }
+  // Keys are tree roots: a producer prefix in the high bits and a counter in
+  // the low ones. Folding the prefix in keeps consecutive roots in consecutive
+  // slots (the table is walked in order, cache friendly) while roots of
+  // different producers start at different places.
   static std::size_t mix(std::uint64_t k) {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return static_cast<std::size_t>(k);
+    return static_cast<std::size_t>(k ^ (k >> 40) * 0x9e3779b9ULL);
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);

@@ -41,6 +41,11 @@ class Emitter {
     return z == 0 ? 1 : z;
   }
 
+  // A new tuple-tree root id: unique in the topology (the executor's index in
+  // the high bits, a counter below), sequential per spout executor so that
+  // the tables keyed by it are walked in order (cache friendly).
+  std::uint64_t next_root() { return root_prefix_ | (++root_counter_ & ((1ULL << 40) - 1)); }
+
   bool acking() const { return !plan_.acker_tasks.empty(); }
   TaskId acker_for(std::uint64_t root) const {
     return plan_.acker_tasks[root % plan_.acker_tasks.size()];
@@ -75,6 +80,8 @@ class Emitter {
   ExecutorStats& stats_;
   const StreamRoute* default_route_;
   std::uint64_t rng_;
+  std::uint64_t root_prefix_;
+  std::uint64_t root_counter_ = 0;
   std::vector<std::uint32_t> counters_;
   std::vector<TaskId> targets_;
 };
