@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
     logger.error("{}", state.status().to_string());
     return 2;
   }
-  rstorm::supervisor::NimbusClientLink nimbus(nimbus_options);
+  rstorm::supervisor::NimbusClientLink nimbus(nimbus_options, **store,
+                                              rstorm::ClusterPaths(options->zookeeper_root));
   rstorm::supervisor::Supervisor supervisor(*options, **store, **state, nimbus, logger);
   if (auto s = supervisor.start(); !s) {
     logger.error("cannot start: {}", s.to_string());

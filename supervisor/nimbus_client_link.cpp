@@ -1,16 +1,43 @@
 #include "supervisor/nimbus_client_link.hpp"
 
+#include <algorithm>
+
+#include "common/thrift/codec.hpp"
+
 namespace rstorm::supervisor {
 
-NimbusClientLink::NimbusClientLink(nimbus::NimbusClient::Options options)
-    : options_(std::move(options)) {}
+NimbusClientLink::NimbusClientLink(nimbus::NimbusClient::Options options,
+                                   CoordinationStore& store, ClusterPaths paths)
+    : options_(std::move(options)), store_(store), paths_(std::move(paths)) {}
+
+std::vector<nimbus::NimbusAddress> NimbusClientLink::candidates() const {
+  std::vector<nimbus::NimbusAddress> out;
+  auto add = [&](nimbus::NimbusAddress a) {
+    auto same = [&](const auto& b) { return b.host == a.host && b.port == a.port; };
+    if (std::none_of(out.begin(), out.end(), same)) out.push_back(std::move(a));
+  };
+  auto nodes = store_.children(paths_.nimbus_leader());
+  if (nodes) {
+    // Sequential names sort in election order: the leader is the first.
+    for (const auto& name : *nodes) {
+      auto node = store_.get(join_path(paths_.nimbus_leader(), name));
+      if (!node) continue;
+      auto summary = decode_thrift<thrift::NimbusSummary>(node->data, "NimbusSummary");
+      if (summary) add({summary->host, summary->port});
+    }
+  }
+  for (const auto& seed : options_.seeds) add(seed);
+  return out;
+}
 
 template <typename F>
 auto NimbusClientLink::with_client(F&& call)
     -> decltype(call(std::declval<nimbus::NimbusClient&>())) {
   std::lock_guard lock(mutex_);
   if (!client_) {
-    auto connected = nimbus::NimbusClient::connect(options_);
+    auto options = options_;
+    options.seeds = candidates();
+    auto connected = nimbus::NimbusClient::connect(options);
     if (!connected) return connected.status();
     client_ = std::move(connected).value();
   }

@@ -1,0 +1,73 @@
+// `rstorm dev-cluster [--supervisors 3] [--racks 2]`: a real cluster on this
+// machine in the foreground (ZooKeeper, rstorm-nimbus, supervisors; see
+// supervisor/dev_cluster.hpp). Ctrl-C stops everything, leaving no process.
+#include <signal.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "common/logger.hpp"
+#include "supervisor/dev_cluster.hpp"
+
+namespace {
+
+struct DevClusterArgs {
+  rstorm::supervisor::DevClusterOptions options;
+  std::string work_dir;
+};
+
+int run_dev_cluster(DevClusterArgs& args) {
+  // Ctrl-C and SIGTERM are taken by sigwait; children get an empty mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (!args.work_dir.empty()) {
+    args.options.work_dir = args.work_dir;
+    args.options.keep_work_dir = true;
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  std::cout << "rstorm dev-cluster: starting ZooKeeper, " << args.options.nimbuses << " nimbus, "
+            << args.options.supervisors << " supervisors on " << args.options.racks
+            << " racks..." << std::endl;
+  auto cluster = rstorm::supervisor::DevCluster::start(
+      args.options, rstorm::Logger::to_stderr("dev-cluster", spdlog::level::warn));
+  if (!cluster) {
+    std::cerr << "rstorm dev-cluster: " << cluster.status().message() << "\n";
+    return cluster.code() == rstorm::ErrorCode::kInvalidArgument ? rstorm::cli::kExitUsage
+                                                                 : rstorm::cli::kExitFailure;
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  std::cout << "rstorm dev-cluster: up in " << static_cast<int>(secs * 10) / 10.0 << " s; work dir "
+            << (*cluster)->work_dir().string() << "\n";
+  (*cluster)->describe(std::cout);
+  std::cout << "Ctrl-C stops everything." << std::endl;
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  std::cout << "\nrstorm dev-cluster: stopping supervisors (and their workers), nimbus, ZooKeeper..."
+            << std::endl;
+  (*cluster)->stop();
+  std::cout << "rstorm dev-cluster: stopped" << std::endl;
+  return rstorm::cli::kExitOk;
+}
+
+}  // namespace
+
+RSTORM_CLI_COMMAND("dev-cluster", [](CLI::App& app, int& exit_code) {
+  auto* sub = app.add_subcommand(
+      "dev-cluster", "Run ZooKeeper, nimbus and supervisors on this machine until Ctrl-C");
+  auto args = std::make_shared<DevClusterArgs>();
+  sub->add_option("--supervisors", args->options.supervisors, "how many supervisors")
+      ->default_val(3);
+  sub->add_option("--racks", args->options.racks, "racks r1..rN, round robin")->default_val(2);
+  sub->add_option("--slots", args->options.slots, "worker slots per supervisor")->default_val(4);
+  sub->add_option("--nimbuses", args->options.nimbuses, "nimbus instances (the others standby)")
+      ->default_val(1);
+  sub->add_option("--work-dir", args->work_dir,
+                  "keep logs and state here (default: a temporary dir, removed on exit)");
+  sub->add_option("-c", args->options.overrides, "key=value for every daemon (repeatable)");
+  sub->callback([&exit_code, args] { exit_code = run_dev_cluster(*args); });
+});

@@ -1,0 +1,361 @@
+#include "supervisor/dev_cluster.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "common/cluster_paths.hpp"
+#include "common/zookeeper_store.hpp"
+#include "supervisor/supervisor_options.hpp"
+#include "worker/process/worker_spec.hpp"
+
+namespace rstorm::supervisor {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string join(const std::vector<int>& ports) {
+  std::string out;
+  for (int p : ports) out += (out.empty() ? "" : ",") + std::to_string(p);
+  return out;
+}
+
+}  // namespace
+
+Result<int> free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Status(ErrorCode::kIoError, "socket() failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = 0;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    return Status(ErrorCode::kIoError, "cannot bind a free port on 127.0.0.1");
+  }
+  const int port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+bool loopback_port_open(int port) {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+std::string zookeeper_four_letter(int port, const std::string& word) {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return "";
+  timeval timeout{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string answer;
+  if (::write(fd, word.data(), word.size()) == static_cast<ssize_t>(word.size())) {
+    char buffer[256];
+    ssize_t n;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) answer.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return answer;
+}
+
+DevCluster::DevCluster(DevClusterOptions options, Logger logger)
+    : options_(std::move(options)), logger_(std::move(logger)) {}
+
+DevCluster::~DevCluster() { stop(); }
+
+Result<std::unique_ptr<DevCluster>> DevCluster::start(DevClusterOptions options, Logger logger) {
+  if (options.supervisors < 1 || options.racks < 1 || options.slots < 1 || options.nimbuses < 1) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "--supervisors, --racks, --slots and --nimbuses must be at least 1");
+  }
+  if (options.bin_dir.empty()) options.bin_dir = executable_dir();
+  for (const char* binary : {"rstorm-nimbus", "rstorm-supervisor", "rstorm-worker"}) {
+    if (!std::filesystem::exists(options.bin_dir / binary)) {
+      return Status(ErrorCode::kNotFound, std::string(binary) + " is not in " +
+                                              options.bin_dir.string() + ": build it first");
+    }
+  }
+  std::unique_ptr<DevCluster> cluster(new DevCluster(std::move(options), std::move(logger)));
+  if (Status s = cluster->start_all(); !s) {
+    cluster->stop();
+    return s;
+  }
+  return cluster;
+}
+
+Status DevCluster::launch(DevProcess& p) {
+  auto id = launch_process(p.binary, p.args, p.log);
+  if (!id) return id.status();
+  p.process = *id;
+  return Status::ok();
+}
+
+std::string DevCluster::tail_of(const std::filesystem::path& log) const {
+  auto text = worker_process::read_whole_file(log);
+  if (!text) return "(no log)";
+  return text->size() > 1500 ? text->substr(text->size() - 1500) : *text;
+}
+
+Status DevCluster::wait_until(const DevProcess& p, const std::function<bool()>& ready,
+                              const std::string& what) {
+  const auto deadline = Clock::now() + options_.start_timeout;
+  while (!ready()) {
+    if (!process_alive(p.process)) {
+      return Status(ErrorCode::kUnavailable, p.name + " exited before " + what + "; its log (" +
+                                                 p.log.string() + ") ends with:\n" + tail_of(p.log));
+    }
+    if (Clock::now() > deadline) {
+      return Status(ErrorCode::kTimeout, p.name + " did not " + what + " within " +
+                                             std::to_string(options_.start_timeout.count()) +
+                                             " ms; its log (" + p.log.string() + ") ends with:\n" +
+                                             tail_of(p.log));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return Status::ok();
+}
+
+Status DevCluster::start_zookeeper() {
+  const auto dir = work_dir_ / "zookeeper";
+  std::filesystem::create_directories(dir / "data");
+  auto port = free_loopback_port();
+  if (!port) return port.status();
+  zookeeper_port_ = *port;
+  std::ofstream cfg(dir / "zoo.cfg");
+  cfg << "tickTime=2000\ndataDir=" << (dir / "data").string() << "\nclientPort=" << *port
+      << "\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
+         "4lw.commands.whitelist=ruok,srvr\n";
+  cfg.close();
+  zookeeper_ = std::make_unique<DevProcess>();
+  zookeeper_->name = "zookeeper";
+  zookeeper_->binary = options_.java;
+  zookeeper_->log = dir / "zookeeper.log";
+  zookeeper_->args = {"-Xms16m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                      "-Djava.net.preferIPv4Stack=true", "-cp", options_.zookeeper_classpath,
+                      "org.apache.zookeeper.server.ZooKeeperServerMain", (dir / "zoo.cfg").string()};
+  if (Status s = launch(*zookeeper_); !s) return s;
+  zookeeper_connect_ = "127.0.0.1:" + std::to_string(*port);
+  return wait_until(*zookeeper_, [&] { return zookeeper_four_letter(*port, "ruok") == "imok"; },
+                    "answer ruok");
+}
+
+Status DevCluster::start_all() {
+  if (options_.work_dir.empty()) {
+    char pattern[] = "/tmp/rstorm-dev-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) return Status(ErrorCode::kIoError, "mkdtemp failed");
+    work_dir_ = pattern;
+    own_work_dir_ = !options_.keep_work_dir;
+  } else {
+    work_dir_ = std::filesystem::absolute(options_.work_dir);
+    std::filesystem::create_directories(work_dir_);
+  }
+  if (options_.zookeeper_connect.empty()) {
+    if (Status s = start_zookeeper(); !s) return s;
+  } else {
+    zookeeper_connect_ = options_.zookeeper_connect;
+    zookeeper_port_ = std::stoi(zookeeper_connect_.substr(zookeeper_connect_.rfind(':') + 1));
+  }
+  for (int i = 0; i < options_.nimbuses; ++i) {
+    auto port = free_loopback_port();
+    if (!port) return port.status();
+    nimbus_ports_.push_back(*port);
+  }
+  {
+    std::ofstream yaml(client_config());
+    yaml << "# rstorm dev-cluster: client config\n"
+         << "storm.zookeeper.servers: [\"127.0.0.1\"]\n"
+         << "storm.zookeeper.port: " << zookeeper_port_ << "\n"
+         << "nimbus.seeds: [\"127.0.0.1\"]\n"
+         << "nimbus.thrift.port: " << nimbus_ports_.front() << "\n";
+  }
+  auto daemon_args = [&](const std::filesystem::path& local_dir) {
+    std::vector<std::string> args{"--config", client_config().string(), "-c",
+                                  "storm.local.dir=" + local_dir.string()};
+    for (const auto& o : options_.overrides) {
+      args.push_back("-c");
+      args.push_back(o);
+    }
+    return args;
+  };
+  for (int i = 0; i < options_.nimbuses; ++i) {
+    DevProcess p;
+    p.name = "nimbus-" + std::to_string(i + 1);
+    p.binary = options_.bin_dir / "rstorm-nimbus";
+    const auto dir = work_dir_ / p.name;
+    std::filesystem::create_directories(dir);
+    p.log = dir / "nimbus.log";
+    p.args = daemon_args(dir / "local");
+    p.args.insert(p.args.end(), {"-c", "nimbus.thrift.port=" + std::to_string(nimbus_ports_[static_cast<std::size_t>(i)])});
+    if (Status s = launch(p); !s) return s;
+    nimbuses_.push_back(std::move(p));
+  }
+  for (int i = 0; i < options_.nimbuses; ++i) {
+    const int port = nimbus_ports_[static_cast<std::size_t>(i)];
+    if (Status s = wait_until(nimbuses_[static_cast<std::size_t>(i)],
+                              [&] { return loopback_port_open(port); }, "listen");
+        !s) {
+      return s;
+    }
+  }
+  for (int i = 0; i < options_.supervisors; ++i) {
+    std::vector<int> ports;
+    for (int k = 0; k < options_.slots; ++k) {
+      auto port = free_loopback_port();
+      if (!port) return port.status();
+      ports.push_back(*port);
+    }
+    supervisor_ports_.push_back(ports);
+    DevProcess p;
+    p.name = supervisor_id(i);
+    p.binary = options_.bin_dir / "rstorm-supervisor";
+    const auto dir = supervisor_dir(i);
+    std::filesystem::create_directories(dir);
+    p.log = dir / "supervisor.log";
+    p.args = daemon_args(dir);
+    p.args.insert(p.args.end(),
+                  {"-c", "supervisor.id=" + p.name, "-c",
+                   "supervisor.rack=r" + std::to_string(i % options_.racks + 1), "-c",
+                   "supervisor.slots.ports=[" + join(ports) + "]"});
+    if (Status s = launch(p); !s) return s;
+    supervisors_.push_back(std::move(p));
+  }
+  ZooKeeperOptions zk;
+  zk.servers = zookeeper_connect_;
+  zk.connection_timeout = options_.start_timeout;
+  auto store = ZooKeeperStore::connect(zk, logger_.with_context("zk", "dev-cluster"));
+  if (!store) return store.status();
+  const ClusterPaths paths;
+  for (int i = 0; i < options_.supervisors; ++i) {
+    const std::string path = paths.supervisor(supervisor_id(i));
+    if (Status s = wait_until(supervisors_[static_cast<std::size_t>(i)],
+                              [&] {
+                                auto found = (*store)->exists(path);
+                                return found && *found;
+                              },
+                              "register in ZooKeeper");
+        !s) {
+      return s;
+    }
+  }
+  return Status::ok();
+}
+
+void DevCluster::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  std::vector<ProcessId> ids;
+  for (const auto& s : supervisors_) ids.push_back(s.process);
+  terminate_processes(ids, std::chrono::seconds(20));  // they stop their workers first
+  ids.clear();
+  for (const auto& n : nimbuses_) ids.push_back(n.process);
+  terminate_processes(ids, std::chrono::seconds(10));
+  if (zookeeper_) terminate_processes({zookeeper_->process}, std::chrono::seconds(10));
+  if (own_work_dir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(work_dir_, ec);
+  }
+}
+
+std::vector<std::string> DevCluster::client_overrides(int index) const {
+  return {"-c", "storm.zookeeper.servers=[\"127.0.0.1\"]", "-c",
+          "storm.zookeeper.port=" + std::to_string(zookeeper_port_), "-c",
+          "nimbus.seeds=[\"127.0.0.1\"]", "-c", "nimbus.thrift.port=" + std::to_string(nimbus_port(index))};
+}
+
+std::string DevCluster::supervisor_id(int index) const {
+  return "supervisor-" + std::to_string(index + 1);
+}
+
+std::filesystem::path DevCluster::supervisor_dir(int index) const {
+  return work_dir_ / supervisor_id(index);
+}
+
+std::vector<int> DevCluster::supervisor_ports(int index) const {
+  return supervisor_ports_.at(static_cast<std::size_t>(index));
+}
+
+const DevProcess& DevCluster::supervisor(int index) const {
+  return supervisors_.at(static_cast<std::size_t>(index));
+}
+
+const DevProcess& DevCluster::nimbus(int index) const {
+  return nimbuses_.at(static_cast<std::size_t>(index));
+}
+
+Status DevCluster::stop_supervisor(int index) {
+  auto& p = supervisors_.at(static_cast<std::size_t>(index));
+  const int killed = terminate_processes({p.process}, std::chrono::seconds(20));
+  if (killed > 0) {
+    return Status(ErrorCode::kTimeout, p.name + " needed SIGKILL to stop");
+  }
+  return Status::ok();
+}
+
+Status DevCluster::start_supervisor(int index) {
+  return launch(supervisors_.at(static_cast<std::size_t>(index)));
+}
+
+Status DevCluster::kill_nimbus(int index) {
+  auto& p = nimbuses_.at(static_cast<std::size_t>(index));
+  if (!process_alive(p.process)) return Status(ErrorCode::kNotFound, p.name + " is not running");
+  ::kill(p.process.pid, SIGKILL);
+  terminate_processes({p.process}, std::chrono::seconds(5));
+  return Status::ok();
+}
+
+Status DevCluster::start_nimbus(int index) {
+  auto& p = nimbuses_.at(static_cast<std::size_t>(index));
+  if (Status s = launch(p); !s) return s;
+  const int port = nimbus_port(index);
+  return wait_until(p, [&] { return loopback_port_open(port); }, "listen");
+}
+
+void DevCluster::describe(std::ostream& out) const {
+  if (zookeeper_) {
+    out << "  zookeeper   " << zookeeper_connect_ << "  pid " << zookeeper_->process.pid
+        << "  log " << zookeeper_->log.string() << "\n";
+  } else {
+    out << "  zookeeper   " << zookeeper_connect_ << " (given)\n";
+  }
+  for (std::size_t i = 0; i < nimbuses_.size(); ++i) {
+    out << "  " << nimbuses_[i].name << "    127.0.0.1:" << nimbus_ports_[i] << "  pid "
+        << nimbuses_[i].process.pid << "  log " << nimbuses_[i].log.string() << "\n";
+  }
+  for (std::size_t i = 0; i < supervisors_.size(); ++i) {
+    const int index = static_cast<int>(i);
+    out << "  " << supervisors_[i].name << "  rack r" << (index % options_.racks + 1)
+        << "  slots " << join(supervisor_ports_[i]) << "  pid " << supervisors_[i].process.pid
+        << "  log " << supervisors_[i].log.string() << "\n";
+  }
+  out << "client config: " << client_config().string() << "\n"
+      << "submit:  rstorm submit build/lib/libword_count.so --name wc --config "
+      << client_config().string() << "\n"
+      << "   or:   rstorm submit build/lib/libword_count.so --name wc -c nimbus.thrift.port="
+      << nimbus_ports_.front() << "\n"
+      << "then:    rstorm list|describe wc|cluster --config " << client_config().string() << "\n";
+}
+
+}  // namespace rstorm::supervisor

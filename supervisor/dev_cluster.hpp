@@ -1,0 +1,124 @@
+// DevCluster: a whole rstorm cluster on this machine as real processes, for
+// `rstorm dev-cluster` and the end-to-end tests: a ZooKeeper server (Debian's
+// package, zoo.cfg on 127.0.0.1, a free port, a temporary data folder) unless
+// one is given, one or more rstorm-nimbus, and N rstorm-supervisor (own local
+// dir, slots on free ports, racks r1..rR round robin). Every process runs in
+// its own process group with its log under the work dir; stop() stops them
+// (supervisors first, so that they stop their workers) by pid, SIGTERM then
+// SIGKILL, and reaps them: nothing is left behind.
+//
+// Thread contract: thread-compatible (one owner drives it).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/logger.hpp"
+#include "common/status.hpp"
+#include "supervisor/process_control.hpp"
+
+namespace rstorm::supervisor {
+
+struct DevClusterOptions {
+  int supervisors = 3;  // default 3
+  int racks = 2;        // default 2: supervisor i is on rack r((i % racks) + 1)
+  int slots = 4;        // worker ports per supervisor; default 4
+  int nimbuses = 1;     // default 1; more run as standbys
+  // Where rstorm-nimbus, rstorm-supervisor and rstorm-worker are. Default:
+  // the running executable's directory.
+  std::filesystem::path bin_dir;
+  // Holds every log, data and local dir. Default: a new temporary directory,
+  // removed by stop() unless keep_work_dir.
+  std::filesystem::path work_dir;
+  bool keep_work_dir = false;
+  // "127.0.0.1:port" of a running ZooKeeper; empty: start one.
+  std::string zookeeper_connect;
+  std::string java = "/usr/bin/java";
+  std::string zookeeper_classpath =
+      "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar";
+  // key=value given to every daemon (e.g. short timeouts in tests).
+  std::vector<std::string> overrides;
+  // How long each process may take to come up. Default 60 s.
+  std::chrono::milliseconds start_timeout{60000};
+};
+
+struct DevProcess {
+  std::string name;  // "zookeeper", "nimbus-1", "supervisor-2"
+  ProcessId process;
+  std::filesystem::path log;
+  std::vector<std::string> args;  // to start it again
+  std::filesystem::path binary;
+};
+
+class DevCluster {
+ public:
+  // Starts everything and waits until ZooKeeper answers, every nimbus listens
+  // and every supervisor has registered. On failure stops what it started and
+  // names the process, with the tail of its log.
+  static Result<std::unique_ptr<DevCluster>> start(DevClusterOptions options, Logger logger);
+  ~DevCluster();  // stop()
+  DevCluster(const DevCluster&) = delete;
+  DevCluster& operator=(const DevCluster&) = delete;
+
+  // Stops every process (supervisors, nimbuses, ZooKeeper). Idempotent.
+  void stop();
+  // Where everything listens and how to submit.
+  void describe(std::ostream& out) const;
+
+  const std::filesystem::path& work_dir() const { return work_dir_; }
+  std::string zookeeper_connect() const { return zookeeper_connect_; }
+  int zookeeper_port() const { return zookeeper_port_; }
+  int nimbus_port(int index) const { return nimbus_ports_.at(static_cast<std::size_t>(index)); }
+  // A client config (ZooKeeper, nimbus seeds + first nimbus's port).
+  std::filesystem::path client_config() const { return work_dir_ / "rstorm.yaml"; }
+  // -c arguments a client needs to reach nimbus `index`.
+  std::vector<std::string> client_overrides(int index = 0) const;
+  std::string supervisor_id(int index) const;
+  std::filesystem::path supervisor_dir(int index) const;
+  std::vector<int> supervisor_ports(int index) const;
+  const DevProcess& supervisor(int index) const;
+  const DevProcess& nimbus(int index) const;
+  int num_supervisors() const { return static_cast<int>(supervisors_.size()); }
+
+  // SIGTERM and wait (the supervisor stops its workers). 
+  Status stop_supervisor(int index);
+  // Starts a stopped supervisor again (same id, local dir and slots).
+  Status start_supervisor(int index);
+  // SIGKILL a nimbus (a crash).
+  Status kill_nimbus(int index);
+  Status start_nimbus(int index);
+
+ private:
+  DevCluster(DevClusterOptions options, Logger logger);
+  Status start_all();
+  Status start_zookeeper();
+  Status launch(DevProcess& process);
+  Status wait_until(const DevProcess& process, const std::function<bool()>& ready,
+                    const std::string& what);
+  std::string tail_of(const std::filesystem::path& log) const;
+
+  DevClusterOptions options_;
+  const Logger logger_;
+  std::filesystem::path work_dir_;
+  bool own_work_dir_ = false;
+  std::string zookeeper_connect_;
+  int zookeeper_port_ = 0;
+  std::unique_ptr<DevProcess> zookeeper_;  // null when given
+  std::vector<DevProcess> nimbuses_;
+  std::vector<int> nimbus_ports_;
+  std::vector<DevProcess> supervisors_;
+  std::vector<std::vector<int>> supervisor_ports_;
+  bool stopped_ = false;
+};
+
+// A free TCP port on 127.0.0.1 (bound, then released).
+Result<int> free_loopback_port();
+// Whether something accepts TCP connections on 127.0.0.1:port.
+bool loopback_port_open(int port);
+// Sends a ZooKeeper four-letter word ("ruok") to 127.0.0.1:port; its answer.
+std::string zookeeper_four_letter(int port, const std::string& word);
+
+}  // namespace rstorm::supervisor
