@@ -26,15 +26,15 @@ class RelayBolt : public Bolt {
 };
 
 TEST(Backpressure, SlowBoltBoundsQueuedTuplesAndLosesNothing) {
-  constexpr std::int64_t kTuples = 60000;
+  constexpr std::int64_t kTuples = 20000;
   auto spout_ledger = std::make_shared<Ledger>();
   auto sink = std::make_shared<Ledger>();
   TopologyBuilder b;
   b.set_spout("numbers", counting_spout(spout_ledger, kTuples, false));
   b.set_bolt("relay", [] { return std::make_unique<RelayBolt>(); }).shuffle_grouping("numbers");
-  // About 20 us per tuple: far slower than the spout.
+  // About 50 us per tuple: far slower than the spout and the relay.
   b.set_bolt("slow", recording_bolt(sink, [](const Tuple&, OutputCollector&) {
-               const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+               const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
                while (std::chrono::steady_clock::now() < until) {
                }
              }))
