@@ -42,7 +42,7 @@ struct WorkerAssignment {
 // An executor placed on a node without the CPU it asks: done only when no
 // node that can take it (memory, slots, generic resources) has the CPU free.
 struct CpuOvercommit {
-  ExecutorId executor;
+  ExecutorId executor;  // past the request's executors: an explicit acker
   NodeId node;
   double asked = 0;  // CPU points, with a new worker's acker when one was opened
   double free = 0;   // CPU points free on the node before (may be negative)
@@ -52,7 +52,7 @@ struct CpuOvercommit {
 // terms of its distance there, taken before the node was charged. distance =
 // sqrt(memory^2 + cpu^2 + network^2); the node chosen had the smallest.
 struct PlacementDecision {
-  ExecutorId executor;
+  ExecutorId executor;  // past the request's executors: an explicit acker
   WorkerSlot slot;
   double memory = 0;   // (free memory - needed) / largest node memory
   double cpu = 0;      // (free CPU - needed) / largest node CPU; negative: overcommitted
