@@ -31,6 +31,7 @@ struct LeaderElection::Impl : std::enable_shared_from_this<Impl> {
   // serialised; recursive so that the callback may call stop().
   std::recursive_mutex eval_mutex;
   std::string node;              // guarded by eval_mutex
+  bool started = false;          // guarded by eval_mutex
   bool stopped = false;          // guarded by eval_mutex
   std::atomic<std::uint64_t> listener{0};
   std::atomic<bool> leading{false};
@@ -95,7 +96,7 @@ struct LeaderElection::Impl : std::enable_shared_from_this<Impl> {
 
   void on_session(SessionEvent event) {
     std::lock_guard lock(eval_mutex);
-    if (stopped) return;
+    if (stopped || !started) return;
     switch (event) {
       case SessionEvent::kDisconnected: return set_leading(false);
       case SessionEvent::kConnected: return evaluate();
@@ -121,14 +122,20 @@ LeaderElection::LeaderElection(CoordinationStore& store, Options options,
 LeaderElection::~LeaderElection() { stop(); }
 
 Status LeaderElection::start() {
+  // Register before taking eval_mutex: the dispatch thread holds the listener
+  // registry while it waits for eval_mutex in on_session(). Events before
+  // `started` is set are ignored; start() itself creates the node.
+  if (impl_->listener.load() == 0) {
+    std::weak_ptr<Impl> weak = impl_;
+    impl_->listener = impl_->store.add_session_listener([weak](SessionEvent event) {
+      if (auto self = weak.lock()) self->on_session(event);
+    });
+  }
   std::lock_guard lock(impl_->eval_mutex);
-  if (impl_->stopped || !impl_->node.empty()) return Status::ok();
+  if (impl_->stopped || impl_->started) return Status::ok();
   if (Status s = impl_->store.ensure_path(impl_->options.election_path); !s) return s;
-  std::weak_ptr<Impl> weak = impl_;
-  impl_->listener = impl_->store.add_session_listener([weak](SessionEvent event) {
-    if (auto self = weak.lock()) self->on_session(event);
-  });
   if (Status s = impl_->create_node(); !s) return s;
+  impl_->started = true;
   impl_->evaluate();
   return Status::ok();
 }

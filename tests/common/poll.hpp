@@ -25,10 +25,9 @@ template <typename T>
 class Recorder {
  public:
   void push(T value) {
-    {
-      std::lock_guard lock(mutex_);
-      values_.push_back(std::move(value));
-    }
+    // Notify under the lock: a waiter that wakes may destroy the Recorder.
+    std::lock_guard lock(mutex_);
+    values_.push_back(std::move(value));
     cv_.notify_all();
   }
   bool wait_for_size(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
