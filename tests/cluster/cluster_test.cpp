@@ -1,0 +1,406 @@
+// End-to-end: real ZooKeeper (tests/common harness), real rstorm-nimbus and
+// rstorm-supervisor processes (DevCluster), real rstorm-worker processes, the
+// word count library submitted through the `rstorm` command line.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/cluster_paths.hpp"
+#include "common/config_loader.hpp"
+#include "common/thrift/codec.hpp"
+#include "common/zookeeper_store.hpp"
+#include "nimbus/nimbus_client.hpp"
+#include "rstorm/topology_library.hpp"
+#include "scheduler/api_request.hpp"
+#include "scheduler/scheduler.hpp"
+#include "supervisor/dev_cluster.hpp"
+#include "supervisor/supervisor_options.hpp"
+#include "tests/common/poll.hpp"
+#include "tests/common/zookeeper_server.hpp"
+#include "worker/process/worker_spec.hpp"
+
+namespace rstorm::testing {
+namespace {
+
+namespace sv = supervisor;
+namespace wp = worker_process;
+using namespace std::chrono_literals;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+CliResult run_cli(const std::vector<std::string>& args) {
+  std::string command = quote((sv::executable_dir() / "rstorm").string());
+  for (const auto& a : args) command += " " + quote(a);
+  command += " 2>&1";
+  CliResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// Short timeouts so that failures are detected within seconds.
+const std::vector<std::string> kFastConfig = {
+    "nimbus.supervisor.timeout.secs=6", "nimbus.task.timeout.secs=6",
+    "nimbus.monitor.freq.secs=1",       "nimbus.task.launch.secs=20",
+    "supervisor.worker.timeout.secs=4", "supervisor.heartbeat.frequency.secs=1",
+    "supervisor.monitor.frequency.secs=1", "supervisor.memory.capacity.mb=4096",
+    "supervisor.cpu.capacity=400",      "storm.zookeeper.session.timeout=6000",
+    "storm.zookeeper.retry.interval=200", "storm.zookeeper.retry.intervalceiling.millis=1000"};
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void start_cluster(int nimbuses = 1) {
+    auto zk = ZooKeeperServer::start();
+    ASSERT_TRUE(zk) << zk.status().to_string();
+    zk_ = std::move(zk).value();
+    sv::DevClusterOptions o;
+    o.supervisors = 2;
+    o.racks = 2;
+    o.slots = 2;
+    o.nimbuses = nimbuses;
+    o.zookeeper_connect = zk_->connect_string();
+    o.overrides = kFastConfig;
+    auto cluster = sv::DevCluster::start(o, Logger::to_stderr("cluster-test"));
+    ASSERT_TRUE(cluster) << cluster.status().to_string();
+    cluster_ = std::move(cluster).value();
+    ZooKeeperOptions zo;
+    zo.servers = zk_->connect_string();
+    zo.session_timeout = 6s;
+    zo.retry_interval = 200ms;
+    zo.retry_interval_ceiling = 1000ms;
+    auto store = ZooKeeperStore::connect(zo, Logger::null());
+    ASSERT_TRUE(store) << store.status().to_string();
+    store_ = std::move(store).value();
+  }
+
+  void TearDown() override {
+    if (cluster_) {
+      std::vector<pid_t> workers = worker_pids_on_disk();
+      cluster_->stop();
+      for (pid_t pid : workers) EXPECT_FALSE(alive(pid)) << "worker " << pid << " left behind";
+    }
+  }
+
+  std::vector<std::string> client(int nimbus = 0) const { return cluster_->client_overrides(nimbus); }
+
+  CliResult cli(std::vector<std::string> args, int nimbus = 0) const {
+    for (const auto& a : client(nimbus)) args.push_back(a);
+    return run_cli(args);
+  }
+
+  void submit_word_count() {
+    auto r = cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--wait", "-c",
+                  "topology.message.timeout.secs=5"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  std::optional<thrift::Assignment> assignment() const {
+    auto ids = store_->children(paths_.assignments());
+    if (!ids || ids->size() != 1) return std::nullopt;
+    auto node = store_->get(paths_.assignment(ids->front()));
+    if (!node) return std::nullopt;
+    auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment");
+    if (!a) return std::nullopt;
+    return *a;
+  }
+
+  int supervisor_index(const std::string& id) const {
+    for (int i = 0; i < cluster_->num_supervisors(); ++i) {
+      if (cluster_->supervisor_id(i) == id) return i;
+    }
+    return -1;
+  }
+
+  std::filesystem::path worker_dir(const std::string& node, const std::string& topology, int port) const {
+    return cluster_->supervisor_dir(supervisor_index(node)) / "workers" /
+           (topology + "-" + std::to_string(port));
+  }
+
+  std::optional<wp::WorkerHeartbeatFile> heartbeat(const std::string& node,
+                                                   const std::string& topology, int port) const {
+    auto text = wp::read_whole_file(worker_dir(node, topology, port) / "heartbeat");
+    if (!text) return std::nullopt;
+    auto beat = wp::heartbeat_from_json(*text);
+    if (!beat) return std::nullopt;
+    return *beat;
+  }
+
+  static bool alive(pid_t pid) { return sv::process_alive(sv::ProcessId{pid, 0}); }
+
+  // Every slot of the assignment has a live worker whose heartbeat is fresh
+  // and lists exactly the slot's executors.
+  bool every_assigned_worker_runs(const thrift::Assignment& a) const {
+    std::map<std::pair<std::string, int>, std::set<std::pair<std::string, int>>> slots;
+    for (const auto& e : a.executors) {
+      slots[{e.slot.node_id, e.slot.port}].insert({e.executor.component, e.executor.task_start});
+    }
+    for (const auto& [slot, executors] : slots) {
+      auto beat = heartbeat(slot.first, a.topology_id, slot.second);
+      if (!beat || !alive(static_cast<pid_t>(beat->pid))) return false;
+      std::set<std::pair<std::string, int>> running;
+      for (const auto& e : beat->executors) {
+        if (e.component != "__acker") running.insert({e.component, e.task_start});
+      }
+      if (running != executors) return false;
+    }
+    return true;
+  }
+
+  std::vector<pid_t> worker_pids_on_disk() const {
+    std::vector<pid_t> out;
+    for (int i = 0; i < cluster_->num_supervisors(); ++i) {
+      std::error_code ec;
+      const auto dir = cluster_->supervisor_dir(i) / "workers";
+      if (!std::filesystem::exists(dir, ec)) continue;
+      for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        auto text = wp::read_whole_file(entry.path() / "heartbeat");
+        if (!text) continue;
+        auto beat = wp::heartbeat_from_json(*text);
+        if (beat && alive(static_cast<pid_t>(beat->pid))) out.push_back(static_cast<pid_t>(beat->pid));
+      }
+    }
+    return out;
+  }
+
+  ClusterPaths paths_;
+  std::unique_ptr<ZooKeeperServer> zk_;
+  std::unique_ptr<sv::DevCluster> cluster_;
+  std::unique_ptr<ZooKeeperStore> store_;
+};
+
+std::map<std::pair<std::string, int>, std::pair<std::string, int>> by_component_ordinal(
+    const thrift::Assignment& a) {
+  std::map<std::string, std::vector<std::pair<int, std::pair<std::string, int>>>> lists;
+  for (const auto& e : a.executors) {
+    lists[e.executor.component].push_back({e.executor.task_start, {e.slot.node_id, e.slot.port}});
+  }
+  std::map<std::pair<std::string, int>, std::pair<std::string, int>> out;
+  for (auto& [component, list] : lists) {
+    std::sort(list.begin(), list.end());
+    for (std::size_t k = 0; k < list.size(); ++k) out[{component, static_cast<int>(k)}] = list[k].second;
+  }
+  return out;
+}
+
+TEST_F(ClusterTest, SubmittedWordCountRunsWhereTheSchedulerPlacesItAndKillRemovesIt) {
+  start_cluster();
+  const auto submitted = std::chrono::steady_clock::now();
+  submit_word_count();
+  std::optional<thrift::Assignment> a;
+  ASSERT_TRUE(eventually([&] {
+    a = assignment();
+    return a && every_assigned_worker_runs(*a);
+  })) << (a ? "workers not all running" : "no assignment");
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
+  std::cout << "submit to every assigned worker heartbeating: " << secs << " s" << std::endl;
+
+  // The placement is the scheduler library's for the same cluster and request.
+  scheduler::Cluster model;
+  for (int i = 0; i < cluster_->num_supervisors(); ++i) {
+    auto node = store_->get(paths_.supervisor(cluster_->supervisor_id(i)));
+    ASSERT_TRUE(node);
+    auto info = decode_thrift<thrift::SupervisorInfo>(node->data, "SupervisorInfo");
+    ASSERT_TRUE(info);
+    scheduler::NodeSpec spec;
+    spec.id = scheduler::NodeId(info->id);
+    spec.host = info->host;
+    spec.rack = scheduler::RackId(info->rack);
+    spec.memory_mb = info->memory_capacity_mb;
+    spec.cpu = info->cpu_capacity;
+    spec.ports = info->slots;
+    model.nodes.push_back(spec);
+  }
+  auto loaded = load_topology_library(RSTORM_WORD_COUNT_LIB);
+  ASSERT_TRUE(loaded.ok());
+  Config config = default_config();
+  config.set("topology.message.timeout.secs", std::int64_t{5});
+  auto topology = loaded->build(config);
+  ASSERT_TRUE(topology.ok());
+  auto request = scheduler::request_from_topology(a->topology_id, topology->spec(), config);
+  ASSERT_TRUE(request.ok());
+  auto expected = scheduler::schedule(model, {request.value()});
+  ASSERT_TRUE(expected.ok());
+  const auto& placement = expected.value().topologies.at(0);
+  ASSERT_TRUE(placement.scheduled) << placement.reason;
+  thrift::Assignment planned;
+  planned.topology_id = a->topology_id;
+  const auto& executors = request.value().executors;
+  for (std::size_t i = 0; i < executors.size(); ++i) {
+    if (executors[i].component == "__acker") continue;
+    thrift::ExecutorAssignment e;
+    e.executor.component = executors[i].component;
+    e.executor.task_start = executors[i].first_task;
+    e.slot.node_id = placement.executor_slots[i].node.value();
+    e.slot.port = placement.executor_slots[i].port;
+    planned.executors.push_back(e);
+  }
+  thrift::Assignment actual = *a;
+  std::erase_if(actual.executors, [](const auto& e) { return e.executor.component == "__acker"; });
+  EXPECT_EQ(by_component_ordinal(actual), by_component_ordinal(planned));
+
+  // list, describe and cluster show it.
+  auto list = cli({"list", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("\"wc\""), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("ACTIVE"), std::string::npos) << list.output;
+  auto describe = cli({"describe", "wc", "--json"});
+  ASSERT_EQ(describe.exit_code, 0) << describe.output;
+  auto described = nlohmann::json::parse(describe.output, nullptr, false);
+  ASSERT_FALSE(described.is_discarded()) << describe.output;
+  std::size_t described_executors = 0;
+  for (const auto& e : described["executors"]) {
+    if (e["component"] != "__acker") ++described_executors;
+  }
+  EXPECT_EQ(described_executors, actual.executors.size());
+  auto cluster = cli({"cluster", "--json"});
+  ASSERT_EQ(cluster.exit_code, 0) << cluster.output;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NE(cluster.output.find(cluster_->supervisor_id(i)), std::string::npos) << cluster.output;
+  }
+
+  // kill --wait: every worker goes, then the code blob.
+  const auto pids = worker_pids_on_disk();
+  ASSERT_FALSE(pids.empty());
+  auto killed = cli({"kill", "wc", "--wait", "1"});
+  ASSERT_EQ(killed.exit_code, 0) << killed.output;
+  EXPECT_TRUE(eventually([&] {
+    for (pid_t pid : pids) {
+      if (alive(pid)) return false;
+    }
+    auto ids = store_->children(paths_.assignments());
+    return ids && ids->empty();
+  }));
+  auto options = nimbus::NimbusClient::Options{};
+  options.seeds = {{"127.0.0.1", cluster_->nimbus_port(0)}};
+  auto nimbus = nimbus::NimbusClient::connect(options);
+  ASSERT_TRUE(nimbus) << nimbus.status().to_string();
+  EXPECT_TRUE(eventually([&] {
+    return (*nimbus)->download_blob(a->code_blob_key).code() == ErrorCode::kNotFound;
+  }));
+}
+
+TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
+  start_cluster();
+  submit_word_count();
+  std::optional<thrift::Assignment> a;
+  ASSERT_TRUE(eventually([&] {
+    a = assignment();
+    return a && every_assigned_worker_runs(*a);
+  }));
+  const auto& victim = a->executors.front().slot;
+  auto before = heartbeat(victim.node_id, a->topology_id, victim.port);
+  ASSERT_TRUE(before);
+  ASSERT_EQ(::kill(static_cast<pid_t>(before->pid), SIGKILL), 0);
+  ASSERT_TRUE(eventually([&] {
+    auto now = heartbeat(victim.node_id, a->topology_id, victim.port);
+    return now && now->pid != before->pid && alive(static_cast<pid_t>(now->pid));
+  }));
+  auto after = assignment();
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->executors, a->executors);  // nothing moved
+}
+
+TEST_F(ClusterTest, StoppedSupervisorsExecutorsMoveToTheOtherAndTheRestStay) {
+  start_cluster();
+  submit_word_count();
+  std::optional<thrift::Assignment> a;
+  ASSERT_TRUE(eventually([&] {
+    a = assignment();
+    return a && every_assigned_worker_runs(*a);
+  }));
+  // Stop the supervisor with the fewest executors; if the scheduler put
+  // everything on one node, stop that one (its executors must move).
+  std::map<std::string, int> per_node;
+  for (const auto& e : a->executors) ++per_node[e.slot.node_id];
+  const std::string lost = per_node.size() == 1 ? per_node.begin()->first
+                                                : std::min_element(per_node.begin(), per_node.end(),
+                                                                   [](auto& x, auto& y) { return x.second < y.second; })->first;
+  const std::string other = cluster_->supervisor_id(supervisor_index(lost) == 0 ? 1 : 0);
+  ASSERT_TRUE(cluster_->stop_supervisor(supervisor_index(lost)));
+  std::optional<thrift::Assignment> b;
+  ASSERT_TRUE(eventually([&] {
+    b = assignment();
+    if (!b || b->version == a->version) return false;
+    for (const auto& e : b->executors) {
+      if (e.slot.node_id == lost) return false;
+    }
+    return every_assigned_worker_runs(*b);
+  })) << "executors did not move off " << lost;
+  // Executors that were on the surviving node kept their slot.
+  std::map<std::pair<std::string, int>, thrift::WorkerSlot> after;
+  for (const auto& e : b->executors) after[{e.executor.component, e.executor.task_start}] = e.slot;
+  for (const auto& e : a->executors) {
+    if (e.slot.node_id != other) continue;
+    EXPECT_EQ(after.at({e.executor.component, e.executor.task_start}), e.slot)
+        << e.executor.component << " " << e.executor.task_start;
+  }
+}
+
+TEST_F(ClusterTest, StandbyNimbusTakesOverAndTheTopologyKeepsRunning) {
+  start_cluster(2);
+  submit_word_count();
+  std::optional<thrift::Assignment> a;
+  ASSERT_TRUE(eventually([&] {
+    a = assignment();
+    return a && every_assigned_worker_runs(*a);
+  }));
+  const auto pids = worker_pids_on_disk();
+  ASSERT_TRUE(cluster_->kill_nimbus(0));
+  // The standby leads: it answers `list` on its own port and shows wc.
+  ASSERT_TRUE(eventually([&] {
+    auto r = cli({"list", "--json"}, 1);
+    return r.exit_code == 0 && r.output.find("\"wc\"") != std::string::npos;
+  }));
+  auto cluster = cli({"cluster", "--json"}, 1);
+  EXPECT_EQ(cluster.exit_code, 0) << cluster.output;
+  // Workers kept running, in place.
+  for (pid_t pid : pids) EXPECT_TRUE(alive(pid));
+  auto after = assignment();
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->executors, a->executors);
+  EXPECT_TRUE(every_assigned_worker_runs(*after));
+}
+
+TEST_F(ClusterTest, ClusterRecoversFromZooKeeperRestart) {
+  start_cluster();
+  submit_word_count();
+  std::optional<thrift::Assignment> a;
+  ASSERT_TRUE(eventually([&] {
+    a = assignment();
+    return a && every_assigned_worker_runs(*a);
+  }));
+  ASSERT_TRUE(zk_->restart());
+  // Supervisors are registered again, the assignment is there, workers run,
+  // and nimbus answers.
+  EXPECT_TRUE(eventually([&] {
+    for (int i = 0; i < cluster_->num_supervisors(); ++i) {
+      auto found = store_->exists(paths_.supervisor(cluster_->supervisor_id(i)));
+      if (!found || !*found) return false;
+    }
+    auto now = assignment();
+    return now && every_assigned_worker_runs(*now);
+  }));
+  auto list = cli({"list", "--json"});
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("\"wc\""), std::string::npos) << list.output;
+}
+
+}  // namespace
+}  // namespace rstorm::testing
