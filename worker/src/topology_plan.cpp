@@ -14,8 +14,6 @@ api::Result<RuntimeSettings> read_settings(const Config& c) {
     s.receive_buffer_size =
         static_cast<std::size_t>(config_int(c, keys::kTopologyExecutorReceiveBufferSize, 8192));
     s.batch_size = static_cast<std::size_t>(config_int(c, keys::kTopologyTransferBatchSize, 256));
-    s.flush_interval = std::chrono::microseconds(
-        1000 * config_int(c, keys::kTopologyBatchFlushIntervalMillis, 1));
   } catch (const ConfigError& e) {
     return api::Status::error(e.what());
   }

@@ -64,8 +64,10 @@ struct RuntimeSettings {
   std::chrono::seconds message_timeout{30};       // topology.message.timeout.secs
   int max_spout_pending = 0;                      // topology.max.spout.pending (0: no bound)
   std::size_t receive_buffer_size = 8192;         // topology.executor.receive.buffer.size
-  std::size_t batch_size = 256;                   // topology.transfer.batch.size
-  std::chrono::microseconds flush_interval{1000};  // topology.batch.flush.interval.millis
+  // Tuples per transfer batch. A partial batch is flushed when its producer
+  // ends a burst (an executor loop), which bounds its wait by one burst, well
+  // under topology.batch.flush.interval.millis's 1 ms under load.
+  std::size_t batch_size = 256;  // topology.transfer.batch.size
 };
 
 struct TopologyPlan {
