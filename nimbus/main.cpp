@@ -1,9 +1,8 @@
 // rstorm-nimbus: the master daemon. A thin composition root over
 // rstorm::nimbus (NimbusDaemon); stops cleanly on SIGTERM or SIGINT.
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 
 #include "common/config_loader.hpp"
 #include "common/logger.hpp"

@@ -26,8 +26,8 @@ NimbusOptions NimbusOptions::from_config(const Config& config) {
   o.supervisor_timeout = secs(keys::kNimbusSupervisorTimeoutSecs, o.supervisor_timeout);
   o.task_timeout = secs(keys::kNimbusTaskTimeoutSecs, o.task_timeout);
   o.task_launch = secs("nimbus.task.launch.secs", o.task_launch);
-  o.default_kill_wait_secs = static_cast<int>(
-      config.get_int(keys::kTopologyMessageTimeoutSecs, o.default_kill_wait_secs));
+  o.default_kill_wait_secs =
+      static_cast<int>(config.get_int(keys::kTopologyMessageTimeoutSecs, o.default_kill_wait_secs));
   o.chunk_bytes = static_cast<std::size_t>(
       config.get_int("storm.blobstore.chunk.size.bytes", static_cast<std::int64_t>(o.chunk_bytes)));
   return o;
@@ -163,7 +163,8 @@ Result<std::pair<thrift::TopologyRecord, std::int32_t>> Nimbus::find_record(
       return std::make_pair(std::move(*record), node->version);
     }
   }
-  return Status(ErrorCode::kNotFound, "topology '" + id_or_name + "' is not running (see `rstorm list`)");
+  return Status(ErrorCode::kNotFound,
+                "topology '" + id_or_name + "' is not running (see `rstorm list`)");
 }
 
 Status Nimbus::write_record(const thrift::TopologyRecord& record) {
@@ -278,9 +279,8 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
   if (!records) return records.status();
   for (const auto& r : *records) {
     if (r.name == name) {
-      return Status(ErrorCode::kAlreadyExists,
-                    "a topology named '" + name + "' already exists (" + r.id +
-                        "): kill it first or pick another name");
+      return Status(ErrorCode::kAlreadyExists, "a topology named '" + name + "' already exists (" +
+                                                   r.id + "): kill it first or pick another name");
     }
   }
   auto code = blobs_.info(code_blob_key);
@@ -351,9 +351,9 @@ Status Nimbus::set_status(const std::string& name, thrift::TopologyStatus::type 
   if (!found) return found.status();
   thrift::TopologyRecord record = found->first;
   if (record.status != from_a && record.status != from_b) {
-    return Status(ErrorCode::kInvalidArgument,
-                  std::string("cannot ") + verb + " topology '" + name + "': it is " +
-                      thrift::to_string(record.status));
+    return Status(ErrorCode::kInvalidArgument, std::string("cannot ") + verb + " topology '" +
+                                                   name + "': it is " +
+                                                   thrift::to_string(record.status));
   }
   record.status = to;
   return store_.set(paths_.topology(record.id), encode_thrift(record), found->second).status();
@@ -450,7 +450,8 @@ Result<thrift::DownloadHandle> Nimbus::begin_download(const std::string& blob_ke
   constexpr std::size_t kMaxDownloads = 1024;
   while (downloads_.size() >= kMaxDownloads) downloads_.erase(downloads_.begin());
   char session[32];
-  std::snprintf(session, sizeof session, "d%016llu", static_cast<unsigned long long>(++next_download_));
+  std::snprintf(session, sizeof session, "d%016llu",
+                static_cast<unsigned long long>(++next_download_));
   handle.session = session;
   downloads_[handle.session] = Download{blob_key, 0, info->chunk_count};
   return handle;

@@ -137,7 +137,8 @@ class Nimbus {
   std::int64_t now() const { return options_.now_ms(); }
   Status require_leader() const;
   // The record whose id or name is `id_or_name` (kNotFound naming it).
-  Result<std::pair<thrift::TopologyRecord, std::int32_t>> find_record(const std::string& id_or_name);
+  Result<std::pair<thrift::TopologyRecord, std::int32_t>> find_record(
+      const std::string& id_or_name);
   Result<std::vector<thrift::TopologyRecord>> all_records();
   Status write_record(const thrift::TopologyRecord& record);
   Result<Loaded> load(const thrift::TopologyRecord& record);
@@ -155,7 +156,8 @@ class Nimbus {
   void finish_kill(const thrift::TopologyRecord& record);
   Status apply_rebalance(thrift::TopologyRecord record, const thrift::RebalanceOptions& options);
   bool worker_dead(const SlotKey& slot, std::int64_t now_ms);
-  void write_outcome(const thrift::TopologyRecord& record, const scheduler::TopologyRequest& request,
+  void write_outcome(const thrift::TopologyRecord& record,
+                     const scheduler::TopologyRequest& request,
                      const scheduler::TopologyPlacement& placement,
                      const std::optional<thrift::Assignment>& existing,
                      const std::map<std::string, thrift::SupervisorInfo>& supervisors);
@@ -177,22 +179,22 @@ class Nimbus {
 
   mutable std::mutex mutex_;
   std::condition_variable_any wake_;
-  bool dirty_ = true;                                           // guarded by mutex_
-  std::uint64_t rounds_ = 0;                                    // guarded by mutex_
-  bool supervisors_watched_ = false;                            // guarded by mutex_
-  bool topologies_watched_ = false;                             // guarded by mutex_
-  std::map<std::string, Loaded> loaded_;                        // guarded by mutex_
-  std::map<std::string, std::int64_t> supervisor_beats_;        // id -> ms; guarded by mutex_
-  std::map<std::string, std::int64_t> supervisor_seen_;         // id -> ms; guarded by mutex_
-  std::set<std::string> reported_dead_;                         // guarded by mutex_
-  std::map<SlotKey, std::int64_t> worker_beats_;                // guarded by mutex_
-  std::map<SlotKey, std::int64_t> slot_since_;                  // guarded by mutex_
-  std::set<std::string> heartbeating_supervisors_;              // guarded by mutex_
-  std::map<std::string, std::int64_t> kill_deadlines_;          // guarded by mutex_
-  std::map<std::string, PendingRebalance> rebalances_;          // guarded by mutex_
-  std::map<std::string, Download> downloads_;                   // guarded by mutex_
-  std::uint64_t next_download_ = 0;                             // guarded by mutex_
-  std::vector<scheduler::NodeUsage> usage_;                     // guarded by mutex_
+  bool dirty_ = true;                                               // guarded by mutex_
+  std::uint64_t rounds_ = 0;                                        // guarded by mutex_
+  bool supervisors_watched_ = false;                                // guarded by mutex_
+  bool topologies_watched_ = false;                                 // guarded by mutex_
+  std::map<std::string, Loaded> loaded_;                            // guarded by mutex_
+  std::map<std::string, std::int64_t> supervisor_beats_;            // id -> ms; guarded by mutex_
+  std::map<std::string, std::int64_t> supervisor_seen_;             // id -> ms; guarded by mutex_
+  std::set<std::string> reported_dead_;                             // guarded by mutex_
+  std::map<SlotKey, std::int64_t> worker_beats_;                    // guarded by mutex_
+  std::map<SlotKey, std::int64_t> slot_since_;                      // guarded by mutex_
+  std::set<std::string> heartbeating_supervisors_;                  // guarded by mutex_
+  std::map<std::string, std::int64_t> kill_deadlines_;              // guarded by mutex_
+  std::map<std::string, PendingRebalance> rebalances_;              // guarded by mutex_
+  std::map<std::string, Download> downloads_;                       // guarded by mutex_
+  std::uint64_t next_download_ = 0;                                 // guarded by mutex_
+  std::vector<scheduler::NodeUsage> usage_;                         // guarded by mutex_
   std::map<std::string, scheduler::TopologyPlacement> placements_;  // guarded by mutex_
   std::jthread monitor_;
 };

@@ -5,6 +5,8 @@
 #include <thrift/transport/TSocket.h>
 #include <thrift/transport/TTransportException.h>
 
+#include <thread>
+
 #include "common/sha256.hpp"
 #include "rstorm_thrift/Nimbus.h"
 
@@ -123,38 +125,55 @@ Status NimbusClient::reconnect(const NimbusAddress& address) {
 
 template <typename F>
 Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
-  std::optional<NimbusAddress> redirect;
-  {
-    std::lock_guard lock(mutex_);
-    try {
-      call(*connection_->client);
-      return Status::ok();
-    } catch (const thrift::NotFoundException& e) {
-      return Status(ErrorCode::kNotFound, e.msg);
-    } catch (const thrift::AlreadyExistsException& e) {
-      return Status(ErrorCode::kAlreadyExists, e.msg);
-    } catch (const thrift::InvalidTopologyException& e) {
-      return Status(ErrorCode::kInvalidArgument, e.msg);
-    } catch (const thrift::IllegalStateException& e) {
-      return Status(ErrorCode::kInvalidArgument, e.msg);
-    } catch (const thrift::CorruptBlobException& e) {
-      return Status(ErrorCode::kCorruption, e.msg);
-    } catch (const thrift::NotLeaderException& e) {
-      if (!follow || !options_.follow_leader || e.leader_host.empty()) {
-        return Status(ErrorCode::kUnavailable, e.msg);
+  constexpr int kLeaderlessRetries = 50;  // 200 ms apart
+  int leaderless_retries = 0;
+  for (;;) {
+    std::optional<NimbusAddress> redirect;
+    {
+      std::lock_guard lock(mutex_);
+      try {
+        call(*connection_->client);
+        return Status::ok();
+      } catch (const thrift::NotFoundException& e) {
+        return Status(ErrorCode::kNotFound, e.msg);
+      } catch (const thrift::AlreadyExistsException& e) {
+        return Status(ErrorCode::kAlreadyExists, e.msg);
+      } catch (const thrift::InvalidTopologyException& e) {
+        return Status(ErrorCode::kInvalidArgument, e.msg);
+      } catch (const thrift::IllegalStateException& e) {
+        return Status(ErrorCode::kInvalidArgument, e.msg);
+      } catch (const thrift::CorruptBlobException& e) {
+        return Status(ErrorCode::kCorruption, e.msg);
+      } catch (const thrift::NotLeaderException& e) {
+        if (!follow || !options_.follow_leader) return Status(ErrorCode::kUnavailable, e.msg);
+        if (e.leader_host.empty()) {
+          // An election is in progress (nimbus starting, or the leader just
+          // died): wait for its outcome a bounded time.
+          if (++leaderless_retries > kLeaderlessRetries) {
+            return Status(ErrorCode::kUnavailable, e.msg + " and no leader was elected within " +
+                                                       std::to_string(kLeaderlessRetries / 5) +
+                                                       " s");
+          }
+          redirect = connection_->address;
+        } else {
+          redirect = NimbusAddress{e.leader_host, e.leader_port};
+        }
+      } catch (const std::exception& e) {
+        // The connection is in an unknown state; the next call reconnects.
+        const NimbusAddress at = connection_->address;
+        auto fresh = open_connection(at, options_.timeout);
+        if (fresh) connection_ = std::move(*fresh);
+        return Status(ErrorCode::kUnavailable,
+                      std::string(what) + ": " + unreachable_message({at}, e.what()));
       }
-      redirect = NimbusAddress{e.leader_host, e.leader_port};
-    } catch (const std::exception& e) {
-      // The connection is in an unknown state; the next call reconnects.
-      const NimbusAddress at = connection_->address;
-      auto fresh = open_connection(at, options_.timeout);
-      if (fresh) connection_ = std::move(*fresh);
-      return Status(ErrorCode::kUnavailable,
-                    std::string(what) + ": " + unreachable_message({at}, e.what()));
     }
+    if (leaderless_retries > 0 && *redirect == address()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      continue;
+    }
+    if (Status s = reconnect(*redirect); !s) return s;
+    return invoke(what, std::forward<F>(call), false);
   }
-  if (Status s = reconnect(*redirect); !s) return s;
-  return invoke(what, std::forward<F>(call), false);
 }
 
 Result<std::string> NimbusClient::submit_topology(
@@ -195,7 +214,8 @@ Result<thrift::ClusterSummary> NimbusClient::cluster_info() {
 
 Result<thrift::TopologyInfo> NimbusClient::topology_info(const std::string& id) {
   thrift::TopologyInfo out;
-  Status s = invoke("getTopologyInfo", [&](thrift::NimbusClient& c) { c.getTopologyInfo(out, id); });
+  Status s =
+      invoke("getTopologyInfo", [&](thrift::NimbusClient& c) { c.getTopologyInfo(out, id); });
   if (!s) return s;
   return out;
 }
@@ -209,7 +229,8 @@ Result<thrift::TopologyPlacement> NimbusClient::placement(const std::string& id)
 
 Result<thrift::NimbusSummary> NimbusClient::leader() {
   thrift::NimbusSummary out;
-  Status s = invoke("getLeader", [&](thrift::NimbusClient& c) { c.getLeader(out); }, false);
+  Status s = invoke(
+      "getLeader", [&](thrift::NimbusClient& c) { c.getLeader(out); }, false);
   if (!s) return s;
   return out;
 }
@@ -229,17 +250,17 @@ Result<std::string> NimbusClient::begin_upload(const std::string& blob_key) {
 
 Status NimbusClient::upload_chunk(const std::string& session, const std::string& chunk) {
   // No leader following: an upload session lives on one nimbus.
-  return invoke("uploadChunk", [&](thrift::NimbusClient& c) { c.uploadChunk(session, chunk); },
-                false);
+  return invoke(
+      "uploadChunk", [&](thrift::NimbusClient& c) { c.uploadChunk(session, chunk); }, false);
 }
 
 Result<thrift::BlobSummary> NimbusClient::finish_upload(const std::string& session,
                                                         std::int64_t size,
                                                         const std::string& sha256) {
   thrift::BlobSummary out;
-  Status s = invoke("finishFileUpload",
-                    [&](thrift::NimbusClient& c) { c.finishFileUpload(out, session, size, sha256); },
-                    false);
+  Status s = invoke(
+      "finishFileUpload",
+      [&](thrift::NimbusClient& c) { c.finishFileUpload(out, session, size, sha256); }, false);
   if (!s) return s;
   return out;
 }
@@ -258,15 +279,17 @@ Result<thrift::BlobSummary> NimbusClient::upload_blob(const std::string& blob_ke
 
 Result<std::string> NimbusClient::download_blob(const std::string& blob_key) {
   thrift::DownloadHandle handle;
-  Status s = invoke("beginFileDownload",
-                    [&](thrift::NimbusClient& c) { c.beginFileDownload(handle, blob_key); }, false);
+  Status s = invoke(
+      "beginFileDownload", [&](thrift::NimbusClient& c) { c.beginFileDownload(handle, blob_key); },
+      false);
   if (!s) return s;
   std::string bytes;
   Sha256 hash;
   for (;;) {
     std::string chunk;
-    s = invoke("downloadChunk",
-               [&](thrift::NimbusClient& c) { c.downloadChunk(chunk, handle.session); }, false);
+    s = invoke(
+        "downloadChunk", [&](thrift::NimbusClient& c) { c.downloadChunk(chunk, handle.session); },
+        false);
     if (!s) return s;
     if (chunk.empty()) break;
     hash.update(chunk);
@@ -278,7 +301,8 @@ Result<std::string> NimbusClient::download_blob(const std::string& blob_key) {
     return Status(ErrorCode::kCorruption,
                   "blob '" + blob_key + "' downloaded as " + std::to_string(bytes.size()) +
                       " bytes with SHA-256 " + digest + "; nimbus declares " +
-                      std::to_string(handle.blob.size) + " bytes with SHA-256 " + handle.blob.sha256);
+                      std::to_string(handle.blob.size) + " bytes with SHA-256 " +
+                      handle.blob.sha256);
   }
   return bytes;
 }

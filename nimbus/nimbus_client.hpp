@@ -9,7 +9,8 @@
 // Leader discovery: connect() tries each seed, asks it for the leader
 // (getLeader) and reconnects to the leader when it is another nimbus. A
 // mutating call answered with NotLeaderException is retried once on the
-// leader the exception names.
+// leader the exception names; while no leader is elected (nimbus starting, or
+// a failover in progress) the call is retried on the same nimbus for up to 10 s.
 //
 // Thread contract: thread-safe (one connection, calls serialized by a mutex).
 #pragma once
@@ -37,6 +38,7 @@ struct NimbusAddress {
   std::string host;
   int port = 0;
   std::string to_string() const { return host + ":" + std::to_string(port); }
+  friend bool operator==(const NimbusAddress&, const NimbusAddress&) = default;
 };
 
 class NimbusClient {

@@ -5,8 +5,8 @@
 
 namespace rstorm::nimbus {
 
-Result<std::unique_ptr<NimbusDaemon>> NimbusDaemon::start(const Config& config, Logger logger,
-                                                          std::unique_ptr<CoordinationStore> store) {
+Result<std::unique_ptr<NimbusDaemon>> NimbusDaemon::start(
+    const Config& config, Logger logger, std::unique_ptr<CoordinationStore> store) {
   std::unique_ptr<NimbusDaemon> d(new NimbusDaemon(logger));
   NimbusOptions options;
   NimbusServer::Options server_options;

@@ -24,8 +24,8 @@ class NimbusDaemon {
  public:
   // `store`: use this coordination store instead of connecting to ZooKeeper
   // (tests, local mode); nullptr connects with storm.zookeeper.*.
-  static Result<std::unique_ptr<NimbusDaemon>> start(const Config& config, Logger logger,
-                                                     std::unique_ptr<CoordinationStore> store = nullptr);
+  static Result<std::unique_ptr<NimbusDaemon>> start(
+      const Config& config, Logger logger, std::unique_ptr<CoordinationStore> store = nullptr);
   ~NimbusDaemon();  // stop()
   void stop();
 

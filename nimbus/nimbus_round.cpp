@@ -12,7 +12,9 @@ namespace {
 
 using ExecutorKey = std::tuple<std::string, int, int>;  // component, first task, last task
 
-ExecutorKey key_of(const thrift::ExecutorInfo& e) { return {e.component, e.task_start, e.task_end}; }
+ExecutorKey key_of(const thrift::ExecutorInfo& e) {
+  return {e.component, e.task_start, e.task_end};
+}
 
 }  // namespace
 
@@ -144,7 +146,8 @@ void Nimbus::finish_kill(const thrift::TopologyRecord& record) {
   logger_.info("killed topology {}: assignment and blobs removed", record.id);
 }
 
-Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const thrift::RebalanceOptions& options) {
+Status Nimbus::apply_rebalance(thrift::TopologyRecord record,
+                               const thrift::RebalanceOptions& options) {
   auto loaded = load(record);
   if (!loaded) return loaded.status();
   thrift::TopologyInfo stored;
@@ -166,8 +169,10 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const thrift::Reba
     stored.config["topology.workers"].origin = "rebalance";
     record.num_workers = options.num_workers;
   }
-  if (auto put = blobs_.put(record.structure_blob_key, encode_thrift(stored)); !put) return put.status();
-  for (const auto& c : stored.structure.components) record.component_executors[c.id] = c.parallelism;
+  if (auto put = blobs_.put(record.structure_blob_key, encode_thrift(stored)); !put)
+    return put.status();
+  for (const auto& c : stored.structure.components)
+    record.component_executors[c.id] = c.parallelism;
   record.status = thrift::TopologyStatus::ACTIVE;
   record.status_reason.clear();
   {
@@ -199,8 +204,8 @@ void Nimbus::leader_round() {
     node.ports.assign(info.slots.begin(), info.slots.end());
     std::sort(node.ports.begin(), node.ports.end());
     node.ports.erase(std::unique(node.ports.begin(), node.ports.end()), node.ports.end());
-    node.generic = scheduler::GenericResources(info.generic_resources.begin(),
-                                               info.generic_resources.end());
+    node.generic =
+        scheduler::GenericResources(info.generic_resources.begin(), info.generic_resources.end());
     cluster.nodes.push_back(std::move(node));
   }
   auto drop_port = [&](const std::string& node_id, int port) {
@@ -270,13 +275,13 @@ void Nimbus::leader_round() {
         SlotKey slot{record.id, it->second.node_id, it->second.port};
         assigned_slots.insert(slot);
         if (worker_dead(slot, t)) {
-          logger_.warn("worker {}:{} of {} stopped heartbeating: moving its executors",
-                       slot.node, slot.port, record.id);
+          logger_.warn("worker {}:{} of {} stopped heartbeating: moving its executors", slot.node,
+                       slot.port, record.id);
           drop_port(slot.node, slot.port);
           continue;
         }
-        request.current[i] = scheduler::WorkerSlot{scheduler::NodeId(it->second.node_id),
-                                                   it->second.port};
+        request.current[i] =
+            scheduler::WorkerSlot{scheduler::NodeId(it->second.node_id), it->second.port};
       }
     }
     requests.push_back(std::move(request));
@@ -331,7 +336,8 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
   }
   thrift::Assignment assignment;
   assignment.topology_id = record.id;
-  for (std::size_t i = 0; i < request.executors.size() && i < placement.executor_slots.size(); ++i) {
+  for (std::size_t i = 0; i < request.executors.size() && i < placement.executor_slots.size();
+       ++i) {
     const auto& e = request.executors[i];
     thrift::ExecutorAssignment ea;
     ea.executor.task_start = e.first_task;

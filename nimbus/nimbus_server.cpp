@@ -78,8 +78,8 @@ class Handler final : public thrift::NimbusIf {
     out = unwrap(n_.submit(name, structure, config, code_blob_key), n_);
   }
   void killTopology(const std::string& name, const thrift::KillOptions& options) override {
-    check(n_.kill(name, options.__isset.wait_secs ? std::optional<int>(options.wait_secs)
-                                                  : std::nullopt),
+    check(n_.kill(name,
+                  options.__isset.wait_secs ? std::optional<int>(options.wait_secs) : std::nullopt),
           n_);
   }
   void activate(const std::string& name) override { check(n_.activate(name), n_, true); }

@@ -60,7 +60,8 @@ Result<thrift::ClusterSummary> Nimbus::cluster_info() {
       s.used_cpu = it->second.cpu_used;
       s.num_used_workers = it->second.slots_used;
     }
-    if (info->start_time_ms > 0) s.uptime_secs = std::max<std::int64_t>(0, (now() - info->start_time_ms) / 1000);
+    if (info->start_time_ms > 0)
+      s.uptime_secs = std::max<std::int64_t>(0, (now() - info->start_time_ms) / 1000);
     out.supervisors.push_back(std::move(s));
   }
   auto records = all_records();
@@ -76,7 +77,8 @@ Result<thrift::ClusterSummary> Nimbus::cluster_info() {
       if (!n) continue;
       n->is_leader = first;
       first = false;
-      if (n->host == self_.host && n->port == self_.port) n->uptime_secs = (now() - start_ms_) / 1000;
+      if (n->host == self_.host && n->port == self_.port)
+        n->uptime_secs = (now() - start_ms_) / 1000;
       out.nimbuses.push_back(std::move(*n));
     }
   }
@@ -138,7 +140,8 @@ Result<thrift::TopologyPlacement> Nimbus::placement(const std::string& id_or_nam
     if (rack_of.count(e.slot.node_id)) continue;
     std::string rack = "?";
     if (auto s = store_.get(paths_.supervisor(e.slot.node_id))) {
-      if (auto info = decode_thrift<thrift::SupervisorInfo>(s->data, "SupervisorInfo")) rack = info->rack;
+      if (auto info = decode_thrift<thrift::SupervisorInfo>(s->data, "SupervisorInfo"))
+        rack = info->rack;
     }
     rack_of[e.slot.node_id] = rack;
   }
@@ -156,12 +159,14 @@ Result<thrift::TopologyPlacement> Nimbus::placement(const std::string& id_or_nam
       n.cpu_capacity = u.cpu_capacity;
       nodes[n.node_id] = n;
     }
-    if (auto p = placements_.find(record.id); p != placements_.end()) out.warnings = p->second.warnings;
+    if (auto p = placements_.find(record.id); p != placements_.end())
+      out.warnings = p->second.warnings;
   }
   for (const auto& e : a->executors) {
     auto& ports = nodes[e.slot.node_id].used_ports;
     nodes[e.slot.node_id].node_id = e.slot.node_id;
-    if (std::find(ports.begin(), ports.end(), e.slot.port) == ports.end()) ports.push_back(e.slot.port);
+    if (std::find(ports.begin(), ports.end(), e.slot.port) == ports.end())
+      ports.push_back(e.slot.port);
   }
   for (auto& [id, n] : nodes) {
     if (n.rack.empty()) n.rack = rack_of[id];
@@ -185,13 +190,15 @@ Result<thrift::TopologyPlacement> Nimbus::placement(const std::string& id_or_nam
     }
     const auto& slot = it->second;
     scheduler::ExecutorLocation loc;
-    loc.worker = worker_index.try_emplace({slot.node_id, slot.port},
-                                          static_cast<std::uint32_t>(worker_index.size()))
-                     .first->second;
+    loc.worker =
+        worker_index
+            .try_emplace({slot.node_id, slot.port}, static_cast<std::uint32_t>(worker_index.size()))
+            .first->second;
     loc.node = node_index.try_emplace(slot.node_id, static_cast<std::uint32_t>(node_index.size()))
                    .first->second;
-    loc.rack = rack_index.try_emplace(rack_of[slot.node_id], static_cast<std::uint32_t>(rack_index.size()))
-                   .first->second;
+    loc.rack =
+        rack_index.try_emplace(rack_of[slot.node_id], static_cast<std::uint32_t>(rack_index.size()))
+            .first->second;
     locations.push_back(loc);
   }
   if (complete) {

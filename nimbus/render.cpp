@@ -40,7 +40,8 @@ json topology_json(const thrift::TopologySummary& t) {
 std::string render_list_text(const thrift::ClusterSummary& cluster) {
   if (cluster.topologies.empty()) return "No topologies running.\n";
   std::ostringstream out;
-  out << "ID                             NAME             STATUS         WORKERS EXECUTORS TASKS UPTIME\n";
+  out << "ID                             NAME             STATUS         WORKERS EXECUTORS TASKS "
+         "UPTIME\n";
   for (const auto& t : cluster.topologies) {
     char line[512];
     std::snprintf(line, sizeof line, "%-30s %-16s %-14s %7d %9d %5d %llus\n", t.id.c_str(),
@@ -115,14 +116,16 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
   out << "  executors " << t.num_executors << ", tasks " << t.num_tasks << ", workers "
       << t.num_workers << "\n";
   out << "  memory: " << format_amount(t.assigned_memory_mb) << " MB assigned of "
-      << format_amount(t.requested_memory_mb) << " MB requested; cpu: "
-      << format_amount(t.assigned_cpu) << " of " << format_amount(t.requested_cpu) << "\n";
+      << format_amount(t.requested_memory_mb)
+      << " MB requested; cpu: " << format_amount(t.assigned_cpu) << " of "
+      << format_amount(t.requested_cpu) << "\n";
   // rack -> node -> port -> executors
   std::map<std::string, std::string> rack_of;
   for (const auto& n : placement.nodes) rack_of[n.node_id] = n.rack;
   std::map<std::string, std::map<std::string, std::map<int, std::vector<std::string>>>> tree;
   for (const auto& e : placement.assignment.executors) {
-    tree[rack_of[e.slot.node_id]][e.slot.node_id][e.slot.port].push_back(executor_label(e.executor));
+    tree[rack_of[e.slot.node_id]][e.slot.node_id][e.slot.port].push_back(
+        executor_label(e.executor));
   }
   out << "Placement (assignment version " << placement.assignment.version << "):\n";
   if (tree.empty()) out << "  (not placed)\n";
@@ -185,10 +188,11 @@ std::string render_describe_json(const thrift::TopologyInfo& info,
               {"assignment_version", placement.assignment.version},
               {"executors", executors},
               {"nodes", nodes},
-              {"network", {{"same_worker", c.same_worker},
-                           {"same_node", c.same_node},
-                           {"same_rack", c.same_rack},
-                           {"cross_rack", c.cross_rack}}},
+              {"network",
+               {{"same_worker", c.same_worker},
+                {"same_node", c.same_node},
+                {"same_rack", c.same_rack},
+                {"cross_rack", c.cross_rack}}},
               {"warnings", placement.warnings},
               {"errors", errors}}
              .dump(2) +

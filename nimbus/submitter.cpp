@@ -70,7 +70,8 @@ Status poll(std::chrono::milliseconds timeout, F&& done) {
     Status s = done(last);
     if (s) return s;
     if (s.code() != ErrorCode::kTimeout) return s;
-    if (std::chrono::steady_clock::now() > deadline) return Status(ErrorCode::kTimeout, s.message());
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status(ErrorCode::kTimeout, s.message());
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(500));
   }
@@ -83,12 +84,14 @@ Status wait_until_running(NimbusClient& client, const std::string& topology_id,
   return poll(timeout, [&](std::string&) -> Status {
     auto info = client.topology_info(topology_id);
     if (!info) {
-      if (info.code() == ErrorCode::kUnavailable) return Status(ErrorCode::kTimeout, info.status().message());
+      if (info.code() == ErrorCode::kUnavailable)
+        return Status(ErrorCode::kTimeout, info.status().message());
       return info.status();
     }
     const auto status = info->summary.status;
     const bool placed = !info->executors.empty();
-    if (placed && (status == thrift::TopologyStatus::ACTIVE || status == thrift::TopologyStatus::INACTIVE)) {
+    if (placed &&
+        (status == thrift::TopologyStatus::ACTIVE || status == thrift::TopologyStatus::INACTIVE)) {
       return Status::ok();
     }
     if (status == thrift::TopologyStatus::KILLED) {
@@ -108,7 +111,8 @@ Status wait_until_gone(NimbusClient& client, const std::string& name,
     if (!cluster) return Status(ErrorCode::kTimeout, cluster.status().message());
     for (const auto& t : cluster->topologies) {
       if (t.id == name || t.name == name) {
-        return Status(ErrorCode::kTimeout, "topology '" + name + "' is still " + thrift::to_string(t.status));
+        return Status(ErrorCode::kTimeout,
+                      "topology '" + name + "' is still " + thrift::to_string(t.status));
       }
     }
     return Status::ok();

@@ -11,13 +11,20 @@ namespace {
 
 thrift::GroupingType::type grouping_to_thrift(GroupingType type) {
   switch (type) {
-    case GroupingType::kShuffle: return thrift::GroupingType::SHUFFLE;
-    case GroupingType::kFields: return thrift::GroupingType::FIELDS;
-    case GroupingType::kAll: return thrift::GroupingType::ALL;
-    case GroupingType::kGlobal: return thrift::GroupingType::GLOBAL;
-    case GroupingType::kDirect: return thrift::GroupingType::DIRECT;
-    case GroupingType::kLocalOrShuffle: return thrift::GroupingType::LOCAL_OR_SHUFFLE;
-    case GroupingType::kNone: return thrift::GroupingType::NONE;
+    case GroupingType::kShuffle:
+      return thrift::GroupingType::SHUFFLE;
+    case GroupingType::kFields:
+      return thrift::GroupingType::FIELDS;
+    case GroupingType::kAll:
+      return thrift::GroupingType::ALL;
+    case GroupingType::kGlobal:
+      return thrift::GroupingType::GLOBAL;
+    case GroupingType::kDirect:
+      return thrift::GroupingType::DIRECT;
+    case GroupingType::kLocalOrShuffle:
+      return thrift::GroupingType::LOCAL_OR_SHUFFLE;
+    case GroupingType::kNone:
+      return thrift::GroupingType::NONE;
   }
   return thrift::GroupingType::SHUFFLE;
 }
@@ -25,8 +32,8 @@ thrift::GroupingType::type grouping_to_thrift(GroupingType type) {
 thrift::ComponentDef component_to_thrift(const ComponentSpec& c) {
   thrift::ComponentDef def;
   def.id = c.id;
-  def.kind = c.kind == ComponentKind::kSpout ? thrift::ComponentKind::SPOUT
-                                             : thrift::ComponentKind::BOLT;
+  def.kind =
+      c.kind == ComponentKind::kSpout ? thrift::ComponentKind::SPOUT : thrift::ComponentKind::BOLT;
   for (const StreamSpec& s : c.streams) {
     thrift::StreamDef stream;
     stream.name = s.id;
@@ -60,8 +67,8 @@ void check_inputs(const thrift::ComponentDef& c,
   for (const thrift::InputDef& in : c.inputs) {
     auto source = by_id.find(in.component);
     if (source == by_id.end()) {
-      problems.push_back("component '" + c.id + "' reads from unknown component '" +
-                         in.component + "'");
+      problems.push_back("component '" + c.id + "' reads from unknown component '" + in.component +
+                         "'");
       continue;
     }
     const thrift::StreamDef* stream = nullptr;
@@ -117,11 +124,14 @@ Status validate_structure(const thrift::TopologyStructure& structure) {
   bool has_spout = false;
   for (const auto& c : structure.components) {
     if (c.id.empty()) problems.push_back("a component has an empty id");
-    if (!by_id.emplace(c.id, &c).second) problems.push_back("duplicate component id '" + c.id + "'");
+    if (!by_id.emplace(c.id, &c).second)
+      problems.push_back("duplicate component id '" + c.id + "'");
     has_spout = has_spout || c.kind == thrift::ComponentKind::SPOUT;
   }
-  if (structure.components.empty()) problems.push_back("the topology has no components");
-  else if (!has_spout) problems.push_back("the topology has no spout");
+  if (structure.components.empty())
+    problems.push_back("the topology has no components");
+  else if (!has_spout)
+    problems.push_back("the topology has no spout");
   for (const auto& c : structure.components) {
     check_inputs(c, by_id, problems);
     check_resources(c, problems);
@@ -132,9 +142,9 @@ Status validate_structure(const thrift::TopologyStructure& structure) {
   return Status(ErrorCode::kInvalidArgument, message);
 }
 
-Result<scheduler::TopologyRequest> request_from_structure(const std::string& topology_id,
-                                                          const thrift::TopologyStructure& structure,
-                                                          const Config& config) {
+Result<scheduler::TopologyRequest> request_from_structure(
+    const std::string& topology_id, const thrift::TopologyStructure& structure,
+    const Config& config) {
   scheduler::TopologyRequest request;
   request.id = scheduler::TopologyId(topology_id);
   for (const auto& c : structure.components) {
@@ -146,7 +156,8 @@ Result<scheduler::TopologyRequest> request_from_structure(const std::string& top
     spec.onheap_mb = c.resources.onheap_mb;
     spec.offheap_mb = c.resources.offheap_mb;
     spec.cpu = c.resources.cpu_pcore_percent;
-    spec.generic = scheduler::GenericResources(c.resources.generic.begin(), c.resources.generic.end());
+    spec.generic =
+        scheduler::GenericResources(c.resources.generic.begin(), c.resources.generic.end());
     scheduler::add_component(request, spec);
     for (const auto& in : c.inputs) request.edges.push_back(scheduler::Edge{in.component, c.id});
   }

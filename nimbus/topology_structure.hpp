@@ -28,9 +28,9 @@ Status validate_structure(const thrift::TopologyStructure& structure);
 // task ranges (scheduler::add_component over the components in structure
 // order), one edge per input, and the scheduling keys of `config`.
 // kInvalidArgument naming the key when a scheduling key is wrong.
-Result<scheduler::TopologyRequest> request_from_structure(const std::string& topology_id,
-                                                          const thrift::TopologyStructure& structure,
-                                                          const Config& config);
+Result<scheduler::TopologyRequest> request_from_structure(
+    const std::string& topology_id, const thrift::TopologyStructure& structure,
+    const Config& config);
 
 // Total executors and tasks of a structure.
 int executor_count(const thrift::TopologyStructure& structure);

@@ -1,0 +1,48 @@
+// `rstorm kill N [--wait S]`: deactivates the topology, lets nimbus wait S
+// seconds for tuples in flight, then removes its assignment and code; the
+// command returns once nimbus no longer lists it.
+#include <iostream>
+
+#include "command.hpp"
+#include "nimbus/cli_support.hpp"
+#include "nimbus/submitter.hpp"
+
+namespace {
+
+struct KillArgs {
+  std::string name;
+  std::optional<int> wait_secs;
+  rstorm::nimbus::ClientFlags flags;
+  bool no_wait = false;
+};
+
+RSTORM_CLI_COMMAND("kill", [](CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<KillArgs>();
+  auto* sub = app.add_subcommand("kill", "Kill a topology");
+  sub->add_option("name", args->name, "topology name or id")->required();
+  sub->add_option(
+      "--wait,-w", args->wait_secs,
+      "seconds between deactivation and removal (default topology.message.timeout.secs)");
+  sub->add_flag("--no-block", args->no_wait, "return once nimbus accepted the kill");
+  sub->add_option("-c", args->flags.overrides, "key=value config override (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_option("--config", args->flags.config_file, "an rstorm.yaml");
+  sub->callback([&exit_code, args] {
+    using namespace rstorm::nimbus;
+    auto client = connect_for_cli(args->flags);
+    if (!client) return void(exit_code = report_error("kill", client.status(), true));
+    if (auto s = (*client)->kill_topology(args->name, args->wait_secs); !s) {
+      return void(exit_code = report_error("kill", s));
+    }
+    std::cout << "killing topology '" << args->name << "'\n";
+    if (!args->no_wait) {
+      const int wait = args->wait_secs.value_or(30);
+      auto gone = wait_until_gone(**client, args->name, std::chrono::seconds(wait + 60));
+      if (!gone) return void(exit_code = report_error("kill", gone));
+      std::cout << "topology '" << args->name << "' removed\n";
+    }
+    exit_code = kCliOk;
+  });
+});
+
+}  // namespace

@@ -1,0 +1,57 @@
+// `rstorm rebalance N [-n workers] [-e component=executors]... [-w secs]`:
+// nimbus places the topology afresh with the new worker count and executors.
+#include <iostream>
+
+#include "command.hpp"
+#include "nimbus/cli_support.hpp"
+
+namespace {
+
+struct RebalanceArgs {
+  std::string name;
+  std::optional<int> workers;
+  std::vector<std::string> executors;
+  std::optional<int> wait_secs;
+  rstorm::nimbus::ClientFlags flags;
+};
+
+int run_rebalance(const RebalanceArgs& args) {
+  using namespace rstorm::nimbus;
+  rstorm::thrift::RebalanceOptions options;
+  if (args.workers) options.__set_num_workers(*args.workers);
+  if (args.wait_secs) options.__set_wait_secs(*args.wait_secs);
+  std::map<std::string, int32_t> executors;
+  for (const std::string& e : args.executors) {
+    const auto eq = e.find('=');
+    int count = 0;
+    try {
+      if (eq == std::string::npos || eq == 0) throw std::invalid_argument(e);
+      count = std::stoi(e.substr(eq + 1));
+    } catch (const std::exception&) {
+      std::cerr << "rstorm rebalance: -e " << e << ": expected component=executors\n";
+      return kCliUsage;
+    }
+    executors[e.substr(0, eq)] = count;
+  }
+  if (!executors.empty()) options.__set_num_executors(executors);
+  auto client = connect_for_cli(args.flags);
+  if (!client) return report_error("rebalance", client.status(), true);
+  if (auto s = (*client)->rebalance(args.name, options); !s) return report_error("rebalance", s);
+  std::cout << "rebalancing topology '" << args.name << "'\n";
+  return kCliOk;
+}
+
+RSTORM_CLI_COMMAND("rebalance", [](CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<RebalanceArgs>();
+  auto* sub = app.add_subcommand("rebalance", "Re-place a topology, optionally resized");
+  sub->add_option("name", args->name, "topology name or id")->required();
+  sub->add_option("-n", args->workers, "number of workers (round-robin)");
+  sub->add_option("-e", args->executors, "component=executors (repeatable)");
+  sub->add_option("--wait,-w", args->wait_secs, "seconds to wait before re-placing (default 0)");
+  sub->add_option("-c", args->flags.overrides, "key=value config override (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_option("--config", args->flags.config_file, "an rstorm.yaml");
+  sub->callback([&exit_code, args] { exit_code = run_rebalance(*args); });
+});
+
+}  // namespace

@@ -1,0 +1,53 @@
+// `rstorm submit <lib.so> --name N [-c key=value]... [--config f] [--wait]`:
+// builds and validates the topology locally, uploads the library, submits it.
+// The steps live in rstorm::nimbus_client (nimbus/submitter.hpp).
+#include <iostream>
+
+#include "command.hpp"
+#include "nimbus/cli_support.hpp"
+#include "nimbus/submitter.hpp"
+
+namespace {
+
+struct SubmitArgs {
+  std::string library;
+  std::string name;
+  rstorm::nimbus::ClientFlags flags;
+  bool wait = false;
+  int wait_secs = 120;
+};
+
+int run_submit(const SubmitArgs& args) {
+  using namespace rstorm::nimbus;
+  auto config = load_client_config(args.flags);
+  if (!config) return report_error("submit", config.status(), true);
+  auto prepared = prepare_topology(args.library, args.name, *config);
+  if (!prepared) return report_error("submit", prepared.status(), true);
+  auto client = NimbusClient::connect(NimbusClient::options_from_config(*config));
+  if (!client) return report_error("submit", client.status());
+  const auto chunk = static_cast<std::size_t>(config->get_int("storm.blobstore.chunk.size.bytes"));
+  auto id = submit_prepared(**client, *prepared, chunk);
+  if (!id) return report_error("submit", id.status());
+  std::cout << "submitted topology '" << prepared->name << "' as " << *id << "\n";
+  if (!args.wait) return kCliOk;
+  rstorm::Status running = wait_until_running(**client, *id, std::chrono::seconds(args.wait_secs));
+  if (!running) return report_error("submit", running);
+  std::cout << *id << " is running\n";
+  return kCliOk;
+}
+
+RSTORM_CLI_COMMAND("submit", [](CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<SubmitArgs>();
+  auto* sub = app.add_subcommand("submit", "Upload a topology library to nimbus and run it");
+  sub->add_option("library", args->library, "the topology's shared library (.so)")->required();
+  sub->add_option("--name,-n", args->name,
+                  "topology name (default: the library's RSTORM_TOPOLOGY name)");
+  sub->add_option("-c", args->flags.overrides, "key=value config override (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_option("--config", args->flags.config_file, "an rstorm.yaml");
+  sub->add_flag("--wait", args->wait, "wait until the topology is assigned and running");
+  sub->add_option("--wait-timeout", args->wait_secs, "seconds --wait waits (default 120)");
+  sub->callback([&exit_code, args] { exit_code = run_submit(*args); });
+});
+
+}  // namespace

@@ -1,0 +1,48 @@
+#include "nimbus/cli_support.hpp"
+
+#include <iostream>
+
+#include "common/config_loader.hpp"
+
+namespace rstorm::nimbus {
+
+Result<Config> load_client_config(const ClientFlags& flags) {
+  ConfigLoadOptions options;
+  if (!flags.config_file.empty()) options.config_file = flags.config_file;
+  options.overrides = flags.overrides;
+  try {
+    return load_config(options);
+  } catch (const ConfigError& e) {
+    return Status(ErrorCode::kInvalidArgument, e.what());
+  }
+}
+
+Result<std::unique_ptr<NimbusClient>> connect_for_cli(const ClientFlags& flags) {
+  auto config = load_client_config(flags);
+  if (!config) return config.status();
+  try {
+    return NimbusClient::connect(NimbusClient::options_from_config(*config));
+  } catch (const ConfigError& e) {
+    return Status(ErrorCode::kInvalidArgument, e.what());
+  }
+}
+
+int exit_code_for(const Status& status, bool local) {
+  if (status.is_ok()) return kCliOk;
+  switch (status.code()) {
+    case ErrorCode::kUnavailable:
+      return kCliUnavailable;
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kIoError:
+      return local ? kCliUsage : kCliFailure;
+    default:
+      return kCliFailure;
+  }
+}
+
+int report_error(const std::string& command, const Status& status, bool local) {
+  std::cerr << "rstorm " << command << ": " << status.message() << "\n";
+  return exit_code_for(status, local);
+}
+
+}  // namespace rstorm::nimbus

@@ -1,0 +1,363 @@
+// Nimbus through its Thrift client, in-process, on the in-memory store.
+#include <gtest/gtest.h>
+
+#include "nimbus/topology_structure.hpp"
+#include "scheduler/scheduler.hpp"
+#include "tests/nimbus/nimbus_fixture.hpp"
+
+namespace rstorm::nimbus::testing {
+namespace {
+
+using rstorm::testing::eventually;
+
+class NimbusServiceTest : public NimbusFixture {};
+
+std::map<std::string, std::pair<std::string, int>> slots_by_executor(const thrift::Assignment& a) {
+  std::map<std::string, std::pair<std::string, int>> out;
+  for (const auto& e : a.executors) {
+    out[e.executor.component + ":" + std::to_string(e.executor.task_start)] = {e.slot.node_id,
+                                                                               e.slot.port};
+  }
+  return out;
+}
+
+TEST_F(NimbusServiceTest, SubmitListDescribeKillThroughThriftClient) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  EXPECT_EQ(id->rfind("wc-", 0), 0u) << *id;
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+
+  auto cluster = client_->cluster_info();
+  ASSERT_TRUE(cluster);
+  ASSERT_EQ(cluster->topologies.size(), 1u);
+  EXPECT_EQ(cluster->topologies[0].name, "wc");
+  EXPECT_EQ(cluster->topologies[0].status, thrift::TopologyStatus::ACTIVE);
+  EXPECT_EQ(cluster->topologies[0].num_executors, 7);
+  EXPECT_EQ(cluster->topologies[0].num_tasks, 7);
+  ASSERT_EQ(cluster->supervisors.size(), 1u);
+  EXPECT_EQ(cluster->supervisors[0].info.id, "sup-1");
+  ASSERT_EQ(cluster->nimbuses.size(), 1u);
+  EXPECT_TRUE(cluster->nimbuses[0].is_leader);
+  EXPECT_EQ(cluster->nimbuses[0].port, server_->port());
+
+  auto info = client_->topology_info("wc");  // by name
+  ASSERT_TRUE(info) << info.status().to_string();
+  EXPECT_EQ(info->summary.id, *id);
+  EXPECT_EQ(info->executors.size(), 7u);
+  EXPECT_EQ(info->structure.components.size(), 3u);
+  auto placement = client_->placement(*id);
+  ASSERT_TRUE(placement);
+  EXPECT_EQ(placement->scheduler, "resource-aware");
+  EXPECT_EQ(placement->assignment.executors.size(), 7u);
+  // 2x3 words->split pairs + 3x2 split->count pairs, all on one node.
+  const auto& n = placement->network;
+  EXPECT_EQ(n.same_worker + n.same_node, 12);
+  EXPECT_EQ(n.same_rack + n.cross_rack, 0);
+
+  // The code is served back byte for byte.
+  auto code = client_->download_blob(record(*id)->code_blob_key);
+  ASSERT_TRUE(code) << code.status().to_string();
+  EXPECT_EQ(*code, "pretend this is an ELF library");
+
+  ASSERT_TRUE(client_->kill_topology("wc", 0));
+  ASSERT_TRUE(eventually([&] { return !record(*id) && !assignment(*id); }));
+  auto after = client_->cluster_info();
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(after->topologies.empty());
+  auto blobs = blobs_->list();
+  ASSERT_TRUE(blobs);
+  EXPECT_TRUE(blobs->empty()) << "code and structure blobs are freed on kill";
+}
+
+TEST_F(NimbusServiceTest, PlacementEqualsWhatTheSchedulerLibraryComputes) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 1024, 200, {6700, 6701}));
+  auto s2 = add_supervisor(supervisor_info("sup-2", "r1", 1024, 200, {6700, 6701}));
+  auto s3 = add_supervisor(supervisor_info("sup-3", "r2", 2048, 400, {6700}));
+  const auto structure = word_count_structure(300);
+  auto id = submit("wc", structure);
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+
+  scheduler::Cluster cluster;
+  for (const auto& info : {supervisor_info("sup-1", "r1", 1024, 200, {6700, 6701}),
+                           supervisor_info("sup-2", "r1", 1024, 200, {6700, 6701}),
+                           supervisor_info("sup-3", "r2", 2048, 400, {6700})}) {
+    scheduler::NodeSpec node;
+    node.id = scheduler::NodeId(info.id);
+    node.host = info.host;
+    node.rack = scheduler::RackId(info.rack);
+    node.memory_mb = info.memory_capacity_mb;
+    node.cpu = info.cpu_capacity;
+    node.ports.assign(info.slots.begin(), info.slots.end());
+    cluster.nodes.push_back(node);
+  }
+  auto request = request_from_structure(*id, structure, Config());
+  ASSERT_TRUE(request);
+  auto expected = scheduler::schedule(cluster, {*request});
+  ASSERT_TRUE(expected);
+  const auto& p = expected.value().topologies[0];
+  ASSERT_TRUE(p.scheduled) << p.reason;
+  std::map<std::string, std::pair<std::string, int>> want;
+  for (std::size_t i = 0; i < request->executors.size(); ++i) {
+    want[request->executors[i].component + ":" + std::to_string(request->executors[i].first_task)] =
+        {p.executor_slots[i].node.value(), p.executor_slots[i].port};
+  }
+  EXPECT_EQ(slots_by_executor(*assignment(*id)), want);
+  EXPECT_EQ(assignment(*id)->version, 1);
+}
+
+TEST_F(NimbusServiceTest, SupervisorRegistrationDisappearingReschedulesOnlyItsExecutors) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 512, 400, {6700}));
+  auto s2 = add_supervisor(supervisor_info("sup-2", "r1", 512, 400, {6700}));
+  auto s3 = add_supervisor(supervisor_info("sup-3", "r1", 1024, 400, {6700}));
+  // 7 executors of 128 MB plus one acker per worker: needs more than one node.
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  const auto before = slots_by_executor(*assignment(*id));
+  std::set<std::string> used;
+  for (const auto& [e, slot] : before) used.insert(slot.first);
+  ASSERT_GE(used.size(), 2u);
+  const std::string victim = *used.begin();
+  // The victim's session ends: its ephemeral registration disappears.
+  if (victim == "sup-1") s1.reset();
+  if (victim == "sup-2") s2.reset();
+  if (victim == "sup-3") s3.reset();
+  ASSERT_TRUE(eventually([&] {
+    auto a = assignment(*id);
+    return a && a->version == 2;
+  })) << "assignment not rewritten after "
+      << victim << " left";
+  const auto after = slots_by_executor(*assignment(*id));
+  int moved = 0;
+  for (const auto& [e, slot] : before) {
+    if (slot.first == victim) {
+      EXPECT_NE(after.at(e).first, victim) << e;
+      ++moved;
+    } else {
+      EXPECT_EQ(after.at(e), slot) << e << " was healthy and must stay put";
+    }
+  }
+  EXPECT_GT(moved, 0);
+}
+
+TEST_F(NimbusServiceTest, DeadWorkerHeartbeatReschedulesOnlyItsExecutors) {
+  // This test's nimbus treats a worker without a heartbeat as dead quickly.
+  stop_nimbus();
+  start_with_short_worker_timeouts_ = true;
+  start_nimbus();
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 1024, 400, {6700, 6701}));
+  auto s2 = add_supervisor(supervisor_info("sup-2", "r1", 1024, 400, {6700, 6701}));
+  thrift::TopologyStructure s;
+  s.name = "wc";
+  s.components.push_back(component("words", true, 4, {"w"}));
+  s.components.back().resources.onheap_mb = 200;
+  auto id = submit("wc", s);
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  const auto before = slots_by_executor(*assignment(*id));
+  std::set<std::pair<std::string, int>> workers;
+  for (const auto& [e, slot] : before) workers.insert(slot);
+  ASSERT_GE(workers.size(), 2u);
+  const auto dead = *workers.begin();
+  // Supervisors report every assigned worker but `dead`.
+  auto beat = [&] {
+    std::set<std::pair<std::string, int>> current;
+    for (const auto& [e, slot] : slots_by_executor(*assignment(*id))) current.insert(slot);
+    for (const std::string sup : {"sup-1", "sup-2"}) {
+      thrift::SupervisorHeartbeat hb;
+      hb.info = supervisor_info(sup, "r1", 1024, 400, {6700, 6701});
+      for (const auto& w : current) {
+        if (w == dead || w.first != sup) continue;
+        thrift::WorkerHeartbeat wb;
+        wb.topology_id = *id;
+        wb.slot.node_id = w.first;
+        wb.slot.port = w.second;
+        hb.workers.push_back(wb);
+      }
+      EXPECT_TRUE(client_->supervisor_heartbeat(hb));
+    }
+  };
+  ASSERT_TRUE(eventually([&] {
+    beat();
+    auto a = assignment(*id);
+    return a && a->version >= 2;
+  }));
+  const auto after = slots_by_executor(*assignment(*id));
+  for (const auto& [e, slot] : before) {
+    if (slot == dead) {
+      EXPECT_NE(after.at(e), dead) << e;
+    } else {
+      EXPECT_EQ(after.at(e), slot) << e << " ran in a live worker and must stay put";
+    }
+  }
+}
+
+TEST_F(NimbusServiceTest, UnknownComponentInInputIsRejected) {
+  auto s = word_count_structure();
+  s.components[0].inputs[0].component = "splitter";
+  auto id = submit("wc", s);
+  ASSERT_FALSE(id);
+  EXPECT_EQ(id.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(id.status().message().find("component 'count' reads from unknown component 'splitter'"),
+            std::string::npos)
+      << id.status().message();
+}
+
+TEST_F(NimbusServiceTest, FieldsGroupingOnUndeclaredFieldIsRejected) {
+  auto s = word_count_structure();
+  s.components[0].inputs[0].grouping.fields = {"wrod"};
+  auto id = submit("wc", s);
+  ASSERT_FALSE(id);
+  EXPECT_NE(id.status().message().find("by field 'wrod'"), std::string::npos)
+      << id.status().message();
+}
+
+TEST_F(NimbusServiceTest, ResourceRequestNoNodeCanHoldIsRejected) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 2048));
+  auto s2 = add_supervisor(supervisor_info("sup-2", "r2", 1024));
+  auto running = submit("small");
+  ASSERT_TRUE(running);
+  auto big = word_count_structure(4096);
+  auto id = submit("big", big, {{"topology.worker.max.heap.size.mb", "8192"}});
+  ASSERT_FALSE(id);
+  EXPECT_EQ(id.code(), ErrorCode::kInvalidArgument);
+  const std::string m = id.status().message();
+  EXPECT_NE(m.find("component 'count' asks 4096 MB per executor"), std::string::npos) << m;
+  EXPECT_NE(m.find("the largest free node has"), std::string::npos) << m;
+  EXPECT_NE(m.find("(sup-"), std::string::npos) << m;
+  EXPECT_NE(m.find("no node has more than 2048 MB"), std::string::npos) << m;
+  // What was running is untouched.
+  auto cluster = client_->cluster_info();
+  ASSERT_TRUE(cluster);
+  ASSERT_EQ(cluster->topologies.size(), 1u);
+  EXPECT_EQ(cluster->topologies[0].name, "small");
+}
+
+TEST_F(NimbusServiceTest, TopologyThatDoesNotFitNowIsUnschedulableWithReason) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 1024, 400, {6700}));
+  thrift::TopologyStructure s;
+  s.name = "wide";
+  s.components.push_back(component("words", true, 12, {"w"}));
+  auto id = submit("wide", s);
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] {
+    auto r = record(*id);
+    return r && r->status == thrift::TopologyStatus::UNSCHEDULABLE;
+  }));
+  EXPECT_FALSE(record(*id)->status_reason.empty());
+  EXPECT_FALSE(assignment(*id).has_value()) << "never half placed";
+  // A larger node arrives (12 executors need 3 workers of 768 MB heap): it fits now.
+  auto s2 = add_supervisor(supervisor_info("sup-2", "r1", 4096, 400, {6700, 6701, 6702}));
+  ASSERT_TRUE(eventually([&] {
+    auto r = record(*id);
+    return r && r->status == thrift::TopologyStatus::ACTIVE && assignment(*id).has_value();
+  }));
+}
+
+TEST_F(NimbusServiceTest, CorruptUploadIsRejected) {
+  auto session = client_->begin_upload("code-x");
+  ASSERT_TRUE(session);
+  ASSERT_TRUE(client_->upload_chunk(*session, "abcdef"));
+  auto done = client_->finish_upload(*session, 6, Sha256::hex_of("abcdeF"));
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.code(), ErrorCode::kCorruption);
+  EXPECT_NE(done.status().message().find("code-x"), std::string::npos) << done.status().message();
+  auto id = client_->submit_topology("wc", word_count_structure(), config(), "code-x");
+  ASSERT_FALSE(id);
+  EXPECT_EQ(id.code(), ErrorCode::kNotFound);
+  EXPECT_NE(id.status().message().find("code blob 'code-x' was never uploaded"), std::string::npos);
+}
+
+TEST_F(NimbusServiceTest, TruncatedUploadIsRejected) {
+  const std::string bytes(100, 'x');
+  auto session = client_->begin_upload("code-y");
+  ASSERT_TRUE(session);
+  ASSERT_TRUE(client_->upload_chunk(*session, bytes.substr(0, 60)));
+  auto done = client_->finish_upload(*session, 100, Sha256::hex_of(bytes));
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.code(), ErrorCode::kCorruption);
+  EXPECT_FALSE(blobs_->info("code-y"));
+}
+
+TEST_F(NimbusServiceTest, MissingCodeBlobIsRejected) {
+  auto id = client_->submit_topology("wc", word_count_structure(), config(), "never-uploaded");
+  ASSERT_FALSE(id);
+  EXPECT_EQ(id.code(), ErrorCode::kNotFound);
+}
+
+TEST_F(NimbusServiceTest, DuplicateNameIsRejectedAndTheFirstKeepsRunning) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto first = submit("wc");
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(eventually([&] { return assignment(*first).has_value(); }));
+  const auto before = *assignment(*first);
+  auto second = submit("wc");
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.code(), ErrorCode::kAlreadyExists);
+  EXPECT_NE(second.status().message().find("'wc' already exists"), std::string::npos);
+  EXPECT_EQ(record(*first)->status, thrift::TopologyStatus::ACTIVE);
+  EXPECT_EQ(assignment(*first)->version, before.version);
+}
+
+TEST_F(NimbusServiceTest, KillOfUnknownTopologyIsNotFound) {
+  auto s = client_->kill_topology("nope", 0);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.code(), ErrorCode::kNotFound);
+  EXPECT_NE(s.message().find("topology 'nope' is not running"), std::string::npos) << s.message();
+}
+
+TEST_F(NimbusServiceTest, ActivateAndDeactivateSetTheRecordStatusWorkersWatch) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(client_->deactivate("wc"));
+  EXPECT_EQ(record(*id)->status, thrift::TopologyStatus::INACTIVE);
+  ASSERT_TRUE(client_->activate("wc"));
+  EXPECT_EQ(record(*id)->status, thrift::TopologyStatus::ACTIVE);
+  ASSERT_TRUE(client_->kill_topology("wc", 3600));
+  auto s = client_->activate("wc");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("cannot activate topology 'wc': it is KILLED"), std::string::npos)
+      << s.message();
+}
+
+TEST_F(NimbusServiceTest, KillWithWaitKeepsTheAssignmentUntilTheWaitEnds) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  ASSERT_TRUE(client_->kill_topology("wc", 3600));
+  EXPECT_EQ(record(*id)->status, thrift::TopologyStatus::KILLED);
+  const auto rounds = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > rounds + 1; }));
+  EXPECT_TRUE(assignment(*id).has_value()) << "removed before the kill wait ended";
+}
+
+TEST_F(NimbusServiceTest, RebalanceChangesExecutorsAndBumpsTheAssignment) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto s = word_count_structure();
+  s.components[1].num_tasks = 6;  // split: 3 executors, 6 tasks
+  auto id = submit("wc", s);
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  thrift::RebalanceOptions options;
+  options.__set_num_executors({{"split", 6}});
+  ASSERT_TRUE(client_->rebalance("wc", options));
+  ASSERT_TRUE(eventually([&] {
+    auto a = assignment(*id);
+    auto r = record(*id);
+    return a && a->executors.size() == 10u && r && r->status == thrift::TopologyStatus::ACTIVE;
+  }));
+  EXPECT_EQ(record(*id)->component_executors.at("split"), 6);
+  options.__set_num_executors({{"split", 7}});
+  auto too_many = client_->rebalance("wc", options);
+  ASSERT_FALSE(too_many);
+  EXPECT_NE(too_many.message().find("component 'split' has 6 tasks"), std::string::npos)
+      << too_many.message();
+}
+
+}  // namespace
+}  // namespace rstorm::nimbus::testing
