@@ -317,6 +317,32 @@ TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
   EXPECT_EQ(after->executors, a->executors);  // nothing moved
 }
 
+TEST_F(ClusterTest, DeactivateAndActivateReachTheSpoutsOfEveryWorker) {
+  start_cluster();
+  submit_word_count();
+  std::optional<thrift::Assignment> a;
+  ASSERT_TRUE(eventually([&] {
+    a = assignment();
+    return a && every_assigned_worker_runs(*a);
+  }));
+  std::set<std::pair<std::string, int>> slots;
+  for (const auto& e : a->executors) slots.insert({e.slot.node_id, e.slot.port});
+  auto all_workers = [&](bool active) {
+    for (const auto& [node, port] : slots) {
+      auto beat = heartbeat(node, a->topology_id, port);
+      if (!beat || beat->active != active) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(eventually([&] { return all_workers(true); }));
+  auto off = cli({"deactivate", "wc"});
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_TRUE(eventually([&] { return all_workers(false); }));
+  auto on = cli({"activate", "wc"});
+  ASSERT_EQ(on.exit_code, 0) << on.output;
+  EXPECT_TRUE(eventually([&] { return all_workers(true); }));
+}
+
 TEST_F(ClusterTest, StoppedSupervisorsExecutorsMoveToTheOtherAndTheRestStay) {
   start_cluster();
   submit_word_count();
