@@ -387,6 +387,7 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
 // leader (through the leader's Thrift download API) and drops blobs of
 // topologies that are gone, so that it can serve code after a failover.
 void Nimbus::standby_sync() {
+  arm_watches();  // a new topology wakes the standby to copy its code at once
   auto records = all_records();
   if (!records) return;
   std::set<std::string> wanted;
