@@ -126,7 +126,7 @@ TEST_F(NimbusServiceTest, SupervisorRegistrationDisappearingReschedulesOnlyItsEx
   if (victim == "sup-3") s3.reset();
   ASSERT_TRUE(eventually([&] {
     auto a = assignment(*id);
-    return a && a->version == 2;
+    return a && a->version >= 2;
   })) << "assignment not rewritten after "
       << victim << " left";
   const auto after = slots_by_executor(*assignment(*id));
