@@ -483,7 +483,9 @@ Status Nimbus::supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat
   supervisor_beats_[id] = t;
   heartbeating_supervisors_.insert(id);
   for (const auto& w : heartbeat.workers) {
-    worker_beats_[SlotKey{w.topology_id, w.slot.node_id, w.slot.port}] = t;
+    const SlotKey key{w.topology_id, w.slot.node_id, w.slot.port};
+    worker_beats_[key] = t;
+    worker_first_beat_.try_emplace(key, t);
   }
   return Status::ok();
 }

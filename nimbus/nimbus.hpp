@@ -165,6 +165,8 @@ class Nimbus {
 
   // nimbus_views.cpp
   thrift::TopologySummary summarize(const thrift::TopologyRecord& record);
+  std::int64_t executor_uptime(const std::string& topology_id, const thrift::WorkerSlot& slot,
+                               std::int64_t assigned_ms);
 
   CoordinationStore& store_;
   BlobStore& blobs_;
@@ -189,6 +191,7 @@ class Nimbus {
   std::set<std::string> reported_dead_;                             // guarded by mutex_
   std::map<SlotKey, std::int64_t> worker_beats_;                    // guarded by mutex_
   std::map<SlotKey, std::int64_t> slot_since_;                      // guarded by mutex_
+  std::map<SlotKey, std::int64_t> worker_first_beat_;               // guarded by mutex_
   std::set<std::string> heartbeating_supervisors_;                  // guarded by mutex_
   std::map<std::string, std::int64_t> kill_deadlines_;              // guarded by mutex_
   std::map<std::string, PendingRebalance> rebalances_;              // guarded by mutex_

@@ -317,6 +317,9 @@ void Nimbus::leader_round() {
   for (auto it = slot_since_.begin(); it != slot_since_.end();) {
     it = assigned_slots.count(it->first) ? std::next(it) : slot_since_.erase(it);
   }
+  for (auto it = worker_first_beat_.begin(); it != worker_first_beat_.end();) {
+    it = assigned_slots.count(it->first) ? std::next(it) : worker_first_beat_.erase(it);
+  }
 }
 
 void Nimbus::write_outcome(const thrift::TopologyRecord& record,

@@ -85,6 +85,19 @@ Result<thrift::ClusterSummary> Nimbus::cluster_info() {
   return out;
 }
 
+// Seconds since nimbus first heard from the executor's worker; -1 while its
+// supervisor sends heartbeats but has not reported that worker yet; the age of
+// the assignment when its supervisor reports no workers at all.
+std::int64_t Nimbus::executor_uptime(const std::string& topology_id, const thrift::WorkerSlot& slot,
+                                     std::int64_t assigned_ms) {
+  const std::int64_t t = now();
+  std::lock_guard lock(mutex_);
+  auto it = worker_first_beat_.find(SlotKey{topology_id, slot.node_id, slot.port});
+  if (it != worker_first_beat_.end()) return std::max<std::int64_t>(0, (t - it->second) / 1000);
+  if (heartbeating_supervisors_.count(slot.node_id)) return -1;
+  return std::max<std::int64_t>(0, (t - assigned_ms) / 1000);
+}
+
 Result<thrift::TopologyInfo> Nimbus::topology_info(const std::string& id_or_name) {
   auto found = find_record(id_or_name);
   if (!found) return found.status();
@@ -102,7 +115,7 @@ Result<thrift::TopologyInfo> Nimbus::topology_info(const std::string& id_or_name
         s.executor = e.executor;
         s.__set_slot(e.slot);
         s.host = a->node_hosts[e.slot.node_id];
-        s.uptime_secs = std::max<std::int64_t>(0, (now() - a->assigned_time_ms) / 1000);
+        s.uptime_secs = executor_uptime(record.id, e.slot, a->assigned_time_ms);
         info.executors.push_back(std::move(s));
       }
     }

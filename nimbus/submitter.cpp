@@ -90,9 +90,16 @@ Status wait_until_running(NimbusClient& client, const std::string& topology_id,
     }
     const auto status = info->summary.status;
     const bool placed = !info->executors.empty();
-    if (placed &&
-        (status == thrift::TopologyStatus::ACTIVE || status == thrift::TopologyStatus::INACTIVE)) {
-      return Status::ok();
+    // uptime_secs < 0: the supervisor reports workers but not this one yet.
+    int starting = 0;
+    for (const auto& e : info->executors) starting += e.uptime_secs < 0 ? 1 : 0;
+    const bool running =
+        status == thrift::TopologyStatus::ACTIVE || status == thrift::TopologyStatus::INACTIVE;
+    if (placed && running && starting == 0) return Status::ok();
+    if (placed && running) {
+      return Status(ErrorCode::kTimeout, "topology '" + topology_id + "' is assigned; " +
+                                             std::to_string(starting) +
+                                             " executors wait for their worker's first heartbeat");
     }
     if (status == thrift::TopologyStatus::KILLED) {
       return Status(ErrorCode::kInvalidArgument, "topology '" + topology_id + "' was killed");

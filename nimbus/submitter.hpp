@@ -37,7 +37,8 @@ Result<PreparedTopology> prepare_topology(const std::string& library_path, const
 Result<std::string> submit_prepared(NimbusClient& client, const PreparedTopology& topology,
                                     std::size_t chunk_bytes);
 
-// Polls until the topology is ACTIVE (or INACTIVE) with an assignment.
+// Polls until the topology is ACTIVE (or INACTIVE) with an assignment and,
+// where supervisors report workers, every assigned worker has heartbeated.
 // kTimeout with the last status; kInvalidArgument when it is UNSCHEDULABLE
 // past the deadline (with its reason).
 Status wait_until_running(NimbusClient& client, const std::string& topology_id,

@@ -1,6 +1,7 @@
 // Nimbus through its Thrift client, in-process, on the in-memory store.
 #include <gtest/gtest.h>
 
+#include "nimbus/submitter.hpp"
 #include "nimbus/topology_structure.hpp"
 #include "scheduler/scheduler.hpp"
 #include "tests/nimbus/nimbus_fixture.hpp"
@@ -192,6 +193,37 @@ TEST_F(NimbusServiceTest, DeadWorkerHeartbeatReschedulesOnlyItsExecutors) {
       EXPECT_EQ(after.at(e), slot) << e << " ran in a live worker and must stay put";
     }
   }
+}
+
+TEST_F(NimbusServiceTest, SubmitWaitWaitsForWorkerHeartbeatsWhereSupervisorsReportThem) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  // A supervisor that reports no workers yet: the executors are not running.
+  thrift::SupervisorHeartbeat hb;
+  hb.info = supervisor_info("sup-1", "r1");
+  ASSERT_TRUE(client_->supervisor_heartbeat(hb));
+  Status waiting = wait_until_running(*client_, *id, std::chrono::milliseconds(300));
+  ASSERT_FALSE(waiting);
+  EXPECT_EQ(waiting.code(), ErrorCode::kTimeout);
+  EXPECT_NE(waiting.message().find("7 executors wait for their worker's first heartbeat"),
+            std::string::npos)
+      << waiting.message();
+  // Now it reports every assigned worker.
+  std::set<std::pair<std::string, int>> workers;
+  const thrift::Assignment assigned = *assignment(*id);
+  for (const auto& e : assigned.executors) workers.insert({e.slot.node_id, e.slot.port});
+  for (const auto& [node, port] : workers) {
+    thrift::WorkerHeartbeat w;
+    w.topology_id = *id;
+    w.slot.node_id = node;
+    w.slot.port = port;
+    hb.workers.push_back(w);
+  }
+  ASSERT_TRUE(client_->supervisor_heartbeat(hb));
+  Status running = wait_until_running(*client_, *id, std::chrono::seconds(60));
+  EXPECT_TRUE(running) << running.to_string();
 }
 
 TEST_F(NimbusServiceTest, UnknownComponentInInputIsRejected) {
