@@ -404,12 +404,20 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
     }
   }
   const int wait = options.__isset.wait_secs ? std::max(0, options.wait_secs) : 0;
+  const auto previous = record.status == thrift::TopologyStatus::INACTIVE
+                            ? thrift::TopologyStatus::INACTIVE
+                            : thrift::TopologyStatus::ACTIVE;
+  {
+    // Before the record changes, so that the monitor never sees REBALANCING without it.
+    std::lock_guard lock(mutex_);
+    rebalances_[record.id] = PendingRebalance{now() + wait * 1000LL, options, previous};
+  }
   record.status = thrift::TopologyStatus::REBALANCING;
   record.status_reason = "rebalancing in " + std::to_string(wait) + " s";
-  if (Status s = write_record(record); !s) return s;
-  {
+  if (Status s = write_record(record); !s) {
     std::lock_guard lock(mutex_);
-    rebalances_[record.id] = PendingRebalance{now() + wait * 1000LL, options};
+    rebalances_.erase(record.id);
+    return s;
   }
   trigger();
   return Status::ok();

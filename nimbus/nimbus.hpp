@@ -126,6 +126,8 @@ class Nimbus {
   struct PendingRebalance {
     std::int64_t deadline_ms;
     thrift::RebalanceOptions options;
+    // The status to return to (ACTIVE after a restart lost it).
+    thrift::TopologyStatus::type previous = thrift::TopologyStatus::ACTIVE;
   };
   struct Download {
     std::string key;
@@ -154,7 +156,7 @@ class Nimbus {
   void standby_sync();
   std::map<std::string, thrift::SupervisorInfo> live_supervisors(std::int64_t now_ms);
   void finish_kill(const thrift::TopologyRecord& record);
-  Status apply_rebalance(thrift::TopologyRecord record, const thrift::RebalanceOptions& options);
+  Status apply_rebalance(thrift::TopologyRecord record, const PendingRebalance& pending);
   bool worker_dead(const SlotKey& slot, std::int64_t now_ms);
   void write_outcome(const thrift::TopologyRecord& record,
                      const scheduler::TopologyRequest& request,

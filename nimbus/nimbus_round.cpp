@@ -146,8 +146,8 @@ void Nimbus::finish_kill(const thrift::TopologyRecord& record) {
   logger_.info("killed topology {}: assignment and blobs removed", record.id);
 }
 
-Status Nimbus::apply_rebalance(thrift::TopologyRecord record,
-                               const thrift::RebalanceOptions& options) {
+Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const PendingRebalance& pending) {
+  const thrift::RebalanceOptions& options = pending.options;
   auto loaded = load(record);
   if (!loaded) return loaded.status();
   thrift::TopologyInfo stored;
@@ -173,7 +173,7 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record,
     return put.status();
   for (const auto& c : stored.structure.components)
     record.component_executors[c.id] = c.parallelism;
-  record.status = thrift::TopologyStatus::ACTIVE;
+  record.status = pending.previous;
   record.status_reason.clear();
   {
     std::lock_guard lock(mutex_);
@@ -234,14 +234,15 @@ void Nimbus::leader_round() {
         std::lock_guard lock(mutex_);
         auto it = rebalances_.find(record.id);
         if (it == rebalances_.end()) {
-          pending = PendingRebalance{t, {}};  // after a restart: finish it now
+          pending = PendingRebalance{
+              t, {}, thrift::TopologyStatus::ACTIVE};  // after a restart: finish it now
         } else if (t >= it->second.deadline_ms) {
           pending = it->second;
         }
         if (pending) rebalances_.erase(record.id);
       }
       if (!pending) continue;
-      if (Status s = apply_rebalance(record, pending->options); !s) {
+      if (Status s = apply_rebalance(record, *pending); !s) {
         logger_.error("rebalance of {} failed: {}", record.id, s.message());
       }
       auto reread = find_record(record.id);

@@ -375,13 +375,15 @@ TEST_F(NimbusServiceTest, RebalanceChangesExecutorsAndBumpsTheAssignment) {
   auto id = submit("wc", s);
   ASSERT_TRUE(id);
   ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  ASSERT_TRUE(client_->deactivate("wc"));
   thrift::RebalanceOptions options;
   options.__set_num_executors({{"split", 6}});
   ASSERT_TRUE(client_->rebalance("wc", options));
+  // A deactivated topology stays deactivated through a rebalance.
   ASSERT_TRUE(eventually([&] {
     auto a = assignment(*id);
     auto r = record(*id);
-    return a && a->executors.size() == 10u && r && r->status == thrift::TopologyStatus::ACTIVE;
+    return a && a->executors.size() == 10u && r && r->status == thrift::TopologyStatus::INACTIVE;
   }));
   EXPECT_EQ(record(*id)->component_executors.at("split"), 6);
   options.__set_num_executors({{"split", 7}});
