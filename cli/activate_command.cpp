@@ -2,6 +2,7 @@
 // status (ACTIVE/INACTIVE) that its workers follow (spouts resume or pause).
 #include <iostream>
 
+#include "client_flags.hpp"
 #include "command.hpp"
 #include "nimbus/cli_support.hpp"
 
@@ -17,9 +18,7 @@ void add_status_command(CLI::App& app, int& exit_code, const std::string& verb, 
   auto* sub = app.add_subcommand(
       verb, activate ? "Resume a topology's spouts" : "Pause a topology's spouts");
   sub->add_option("name", args->name, "topology name or id")->required();
-  sub->add_option("-c", args->flags.overrides, "key=value config override (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--config", args->flags.config_file, "an rstorm.yaml");
+  rstorm::cli::add_client_flags(sub, args->flags);
   sub->callback([&exit_code, args, verb, activate] {
     using namespace rstorm::nimbus;
     auto client = connect_for_cli(args->flags);

@@ -1,6 +1,7 @@
 // `rstorm cluster [--json]`: nimbuses and supervisors with racks, capacities and use.
 #include <iostream>
 
+#include "client_flags.hpp"
 #include "command.hpp"
 #include "nimbus/cli_support.hpp"
 #include "nimbus/render.hpp"
@@ -11,10 +12,7 @@ RSTORM_CLI_COMMAND("cluster", [](CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<rstorm::nimbus::ClientFlags>();
   auto* sub =
       app.add_subcommand("cluster", "Show nimbus and the supervisors with their capacity and use");
-  sub->add_option("-c", flags->overrides, "key=value config override (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--config", flags->config_file, "an rstorm.yaml");
-  sub->add_flag("--json", flags->json, "print JSON");
+  rstorm::cli::add_client_flags(sub, *flags, rstorm::cli::JsonFlag::kOffered);
   sub->callback([&exit_code, flags] {
     using namespace rstorm::nimbus;
     auto client = connect_for_cli(*flags);

@@ -2,6 +2,7 @@
 // resources used against requested, network cost, last errors.
 #include <iostream>
 
+#include "client_flags.hpp"
 #include "command.hpp"
 #include "nimbus/cli_support.hpp"
 #include "nimbus/render.hpp"
@@ -17,10 +18,7 @@ RSTORM_CLI_COMMAND("describe", [](CLI::App& app, int& exit_code) {
   auto args = std::make_shared<DescribeArgs>();
   auto* sub = app.add_subcommand("describe", "Show a topology's status and placement");
   sub->add_option("name", args->name, "topology name or id")->required();
-  sub->add_option("-c", args->flags.overrides, "key=value config override (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--config", args->flags.config_file, "an rstorm.yaml");
-  sub->add_flag("--json", args->flags.json, "print JSON");
+  rstorm::cli::add_client_flags(sub, args->flags, rstorm::cli::JsonFlag::kOffered);
   sub->callback([&exit_code, args] {
     using namespace rstorm::nimbus;
     auto client = connect_for_cli(args->flags);

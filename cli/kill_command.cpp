@@ -3,6 +3,7 @@
 // command returns once nimbus no longer lists it.
 #include <iostream>
 
+#include "client_flags.hpp"
 #include "command.hpp"
 #include "nimbus/cli_support.hpp"
 #include "nimbus/submitter.hpp"
@@ -24,9 +25,7 @@ RSTORM_CLI_COMMAND("kill", [](CLI::App& app, int& exit_code) {
       "--wait,-w", args->wait_secs,
       "seconds between deactivation and removal (default topology.message.timeout.secs)");
   sub->add_flag("--no-block", args->no_wait, "return once nimbus accepted the kill");
-  sub->add_option("-c", args->flags.overrides, "key=value config override (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--config", args->flags.config_file, "an rstorm.yaml");
+  rstorm::cli::add_client_flags(sub, args->flags);
   sub->callback([&exit_code, args] {
     using namespace rstorm::nimbus;
     auto client = connect_for_cli(args->flags);

@@ -1,6 +1,7 @@
 // `rstorm list [--json]`: the topologies nimbus knows, with status and size.
 #include <iostream>
 
+#include "client_flags.hpp"
 #include "command.hpp"
 #include "nimbus/cli_support.hpp"
 #include "nimbus/render.hpp"
@@ -10,10 +11,7 @@ namespace {
 RSTORM_CLI_COMMAND("list", [](CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<rstorm::nimbus::ClientFlags>();
   auto* sub = app.add_subcommand("list", "List the topologies of the cluster");
-  sub->add_option("-c", flags->overrides, "key=value config override (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--config", flags->config_file, "an rstorm.yaml");
-  sub->add_flag("--json", flags->json, "print JSON");
+  rstorm::cli::add_client_flags(sub, *flags, rstorm::cli::JsonFlag::kOffered);
   sub->callback([&exit_code, flags] {
     using namespace rstorm::nimbus;
     auto client = connect_for_cli(*flags);

@@ -64,7 +64,7 @@ RSTORM_CLI_COMMAND("local", [](CLI::App& app, int& exit_code) {
   sub->add_option("--report-interval", options->report_secs,
                   "Seconds between live lines (default 5)");
   sub->add_option("--name", options->name, "Topology name (default: the library's)");
-  sub->add_option("-c,--config", options->overrides, "Config override key=value (repeatable)")
+  sub->add_option("-c", options->overrides, "Config override key=value (repeatable)")
       ->allow_extra_args(false);
   sub->callback([&exit_code, options] { exit_code = run(*options); });
 });

@@ -2,6 +2,7 @@
 // nimbus places the topology afresh with the new worker count and executors.
 #include <iostream>
 
+#include "client_flags.hpp"
 #include "command.hpp"
 #include "nimbus/cli_support.hpp"
 
@@ -48,9 +49,7 @@ RSTORM_CLI_COMMAND("rebalance", [](CLI::App& app, int& exit_code) {
   sub->add_option("-n", args->workers, "number of workers (round-robin)");
   sub->add_option("-e", args->executors, "component=executors (repeatable)");
   sub->add_option("--wait,-w", args->wait_secs, "seconds to wait before re-placing (default 0)");
-  sub->add_option("-c", args->flags.overrides, "key=value config override (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--config", args->flags.config_file, "an rstorm.yaml");
+  rstorm::cli::add_client_flags(sub, args->flags);
   sub->callback([&exit_code, args] { exit_code = run_rebalance(*args); });
 });
 

@@ -103,7 +103,7 @@ RSTORM_CLI_COMMAND("schedule", [](CLI::App& app, int& exit_code) {
   sub->add_option("topologies", options->topologies,
                   "Topology descriptions (YAML) or built topology libraries (.so)")
       ->required();
-  sub->add_option("-c,--config", options->config,
+  sub->add_option("-c", options->config,
                   "Topology config key=value over every topology's own (e.g. topology.workers=12)");
   sub->add_option("--scheduler", options->strategy,
                   "resource-aware or round-robin (default: each topology's "

@@ -3,6 +3,7 @@
 // The steps live in rstorm::nimbus_client (nimbus/submitter.hpp).
 #include <iostream>
 
+#include "client_flags.hpp"
 #include "command.hpp"
 #include "nimbus/cli_support.hpp"
 #include "nimbus/submitter.hpp"
@@ -42,9 +43,7 @@ RSTORM_CLI_COMMAND("submit", [](CLI::App& app, int& exit_code) {
   sub->add_option("library", args->library, "the topology's shared library (.so)")->required();
   sub->add_option("--name,-n", args->name,
                   "topology name (default: the library's RSTORM_TOPOLOGY name)");
-  sub->add_option("-c", args->flags.overrides, "key=value config override (repeatable)")
-      ->allow_extra_args(false);
-  sub->add_option("--config", args->flags.config_file, "an rstorm.yaml");
+  rstorm::cli::add_client_flags(sub, args->flags);
   sub->add_flag("--wait", args->wait, "wait until the topology is assigned and running");
   sub->add_option("--wait-timeout", args->wait_secs, "seconds --wait waits (default 120)");
   sub->callback([&exit_code, args] { exit_code = run_submit(*args); });
