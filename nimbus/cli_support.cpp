@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include <thrift/TOutput.h>
+
 #include "common/config_loader.hpp"
 
 namespace rstorm::nimbus {
@@ -20,6 +22,9 @@ Result<Config> load_client_config(const ClientFlags& flags) {
 Result<std::unique_ptr<NimbusClient>> connect_for_cli(const ClientFlags& flags) {
   auto config = load_client_config(flags);
   if (!config) return config.status();
+  // The command prints its own error naming nimbus's address and what to do;
+  // Thrift's own line about the same socket would only repeat it.
+  apache::thrift::GlobalOutput.setOutputFunction([](const char*) {});
   try {
     return NimbusClient::connect(NimbusClient::options_from_config(*config));
   } catch (const ConfigError& e) {
