@@ -1,6 +1,8 @@
 // `rstorm dev-cluster [--supervisors 3] [--racks 2]`: a real cluster on this
 // machine in the foreground (ZooKeeper, rstorm-nimbus, supervisors; see
 // supervisor/dev_cluster.hpp). Ctrl-C stops everything, leaving no process.
+// The client rstorm.yaml it prints lists every nimbus in nimbus.seeds, so
+// `rstorm ... --config <it>` keeps working after the leader dies.
 #include <signal.h>
 
 #include <chrono>

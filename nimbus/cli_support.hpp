@@ -1,7 +1,7 @@
 // Shared plumbing of the `rstorm` commands that talk to nimbus (submit, list,
 // kill, activate, deactivate, rebalance, describe, cluster): config loading
 // like Storm's (-c key=value, --config rstorm.yaml), connecting to the leader
-// from nimbus.seeds + nimbus.thrift.port, and exit codes. Free functions.
+// from nimbus.seeds (host or host:port entries), and exit codes. Free functions.
 #pragma once
 
 #include <memory>

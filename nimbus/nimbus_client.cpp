@@ -5,6 +5,7 @@
 #include <thrift/transport/TSocket.h>
 #include <thrift/transport/TTransportException.h>
 
+#include <charconv>
 #include <thread>
 
 #include "common/sha256.hpp"
@@ -65,12 +66,36 @@ Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
 
 }  // namespace
 
+Result<NimbusAddress> parse_nimbus_seed(const std::string& entry, int default_port) {
+  const auto malformed = [&](const std::string& why) {
+    return Status(ErrorCode::kInvalidArgument, "nimbus.seeds entry '" + entry + "' " + why);
+  };
+  const std::size_t colon = entry.find(':');
+  if (colon != std::string::npos && entry.find(':', colon + 1) != std::string::npos) {
+    return malformed("is not host or host:port");
+  }
+  NimbusAddress address{entry.substr(0, colon), default_port};
+  if (address.host.empty()) return malformed("has no host (want host or host:port)");
+  if (colon == std::string::npos) return address;
+  const std::string port = entry.substr(colon + 1);
+  int value = 0;
+  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || error != std::errc() || end != port.data() + port.size() || value < 1 ||
+      value > 65535) {
+    return malformed("has port '" + port + "'; want a number in 1..65535");
+  }
+  address.port = value;
+  return address;
+}
+
 NimbusClient::Options NimbusClient::options_from_config(const Config& config) {
   Options options;
   options.seeds.clear();
   const int port = static_cast<int>(config.get_int(keys::kNimbusThriftPort, 6627));
-  for (const std::string& host : config.get_string_list(keys::kNimbusSeeds)) {
-    options.seeds.push_back({host, port});
+  for (const std::string& entry : config.get_string_list(keys::kNimbusSeeds)) {
+    auto seed = parse_nimbus_seed(entry, port);
+    if (!seed) throw ConfigError(seed.status().message());
+    options.seeds.push_back(*seed);
   }
   if (options.seeds.empty()) options.seeds.push_back({"127.0.0.1", port});
   return options;
@@ -82,11 +107,18 @@ NimbusClient::NimbusClient(Options options, std::unique_ptr<Connection> connecti
 NimbusClient::~NimbusClient() = default;
 
 Result<std::unique_ptr<NimbusClient>> NimbusClient::connect(Options options) {
+  if (options.seeds.empty()) return Status(ErrorCode::kInvalidArgument, "no nimbus seeds given");
   std::string causes;
+  const auto note = [&](const std::string& cause) {
+    causes += (causes.empty() ? "" : "; ") + cause;
+  };
+  // A nimbus that answered but could not lead us to a leader (a failover in
+  // progress): used when no seed does better, since it still answers reads.
+  std::unique_ptr<NimbusClient> fallback;
   for (const NimbusAddress& seed : options.seeds) {
     auto connection = open_connection(seed, options.timeout);
     if (!connection) {
-      causes += (causes.empty() ? "" : "; ") + connection.status().message();
+      note(connection.status().message());
       continue;
     }
     std::unique_ptr<NimbusClient> client(new NimbusClient(options, std::move(*connection)));
@@ -95,18 +127,20 @@ Result<std::unique_ptr<NimbusClient>> NimbusClient::connect(Options options) {
     if (!leader) {
       // No leader elected (yet): this nimbus still answers reads.
       if (leader.code() == ErrorCode::kNotFound) return client;
-      causes += (causes.empty() ? "" : "; ") + leader.status().message();
+      note(seed.to_string() + ": " + leader.status().message());
+      if (!fallback) fallback = std::move(client);
       continue;
     }
     NimbusAddress at{leader->host, leader->port};
-    if (at.host == seed.host && at.port == seed.port) return client;
+    if (at == seed) return client;
     if (Status s = client->reconnect(at); !s) {
-      causes += (causes.empty() ? "" : "; ") + s.message();
+      note("leader named by " + seed.to_string() + ": " + s.message());
+      if (!fallback) fallback = std::move(client);
       continue;
     }
     return client;
   }
-  if (options.seeds.empty()) return Status(ErrorCode::kInvalidArgument, "no nimbus seeds given");
+  if (fallback) return fallback;
   return Status(ErrorCode::kUnavailable, causes);
 }
 

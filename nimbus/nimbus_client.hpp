@@ -6,8 +6,9 @@
 //   InvalidTopologyException / IllegalStateException -> kInvalidArgument,
 //   CorruptBlobException -> kCorruption, NotLeaderException (when the leader
 //   cannot be followed) and transport errors -> kUnavailable.
-// Leader discovery: connect() tries each seed, asks it for the leader
-// (getLeader) and reconnects to the leader when it is another nimbus. A
+// Leader discovery: connect() tries each seed in order (a dead nimbus is
+// skipped), asks it for the leader (getLeader) and reconnects to the leader
+// when it is another nimbus; when that fails it goes on with the next seed. A
 // mutating call answered with NotLeaderException is retried once on the
 // leader the exception names; while no leader is elected (nimbus starting, or
 // a failover in progress) the call is retried on the same nimbus for up to 10 s.
@@ -52,7 +53,8 @@ class NimbusClient {
     // client that must talk to exactly this nimbus (e.g. a standby reading code).
     bool follow_leader = true;
   };
-  // Seeds from nimbus.seeds x nimbus.thrift.port. Throws ConfigError on a wrong type.
+  // Seeds from nimbus.seeds: each entry "host" (port nimbus.thrift.port) or
+  // "host:port". Throws ConfigError on a wrong type or a malformed entry.
   static Options options_from_config(const Config& config);
 
   // kUnavailable: "cannot reach nimbus at 127.0.0.1:6627 (...): is rstorm-nimbus
@@ -107,6 +109,11 @@ class NimbusClient {
   mutable std::mutex mutex_;
   std::unique_ptr<Connection> connection_;  // guarded by mutex_
 };
+
+// One nimbus.seeds entry: "host" (at `default_port`) or "host:port" with a
+// port in 1..65535. kInvalidArgument naming the entry otherwise, e.g.
+// "nimbus.seeds entry 'a:b:c' is not host or host:port".
+Result<NimbusAddress> parse_nimbus_seed(const std::string& entry, int default_port);
 
 // The message for an unreachable nimbus, with what to do about it.
 std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const std::string& cause);

@@ -188,7 +188,8 @@ Status DevCluster::start_all() {
     yaml << "# rstorm dev-cluster: client config\n"
          << "storm.zookeeper.servers: [\"127.0.0.1\"]\n"
          << "storm.zookeeper.port: " << zookeeper_port_ << "\n"
-         << "nimbus.seeds: [\"127.0.0.1\"]\n"
+         << "# every nimbus, so the client finds the leader after a failover\n"
+         << "nimbus.seeds: " << nimbus_seeds() << "\n"
          << "nimbus.thrift.port: " << nimbus_ports_.front() << "\n";
   }
   auto daemon_args = [&](const std::filesystem::path& local_dir) {
@@ -279,6 +280,14 @@ void DevCluster::stop() {
   }
 }
 
+std::string DevCluster::nimbus_seeds() const {
+  std::string out;
+  for (int port : nimbus_ports_) {
+    out += (out.empty() ? "[" : ", ") + ("\"127.0.0.1:" + std::to_string(port) + "\"");
+  }
+  return out + "]";
+}
+
 std::vector<std::string> DevCluster::client_overrides(int index) const {
   return {"-c", "storm.zookeeper.servers=[\"127.0.0.1\"]", "-c",
           "storm.zookeeper.port=" + std::to_string(zookeeper_port_), "-c",
@@ -353,8 +362,8 @@ void DevCluster::describe(std::ostream& out) const {
   out << "client config: " << client_config().string() << "\n"
       << "submit:  rstorm submit build/lib/libword_count.so --name wc --config "
       << client_config().string() << "\n"
-      << "   or:   rstorm submit build/lib/libword_count.so --name wc -c nimbus.thrift.port="
-      << nimbus_ports_.front() << "\n"
+      << "   or:   rstorm submit build/lib/libword_count.so --name wc -c 'nimbus.seeds="
+      << nimbus_seeds() << "'\n"
       << "then:    rstorm list|describe wc|cluster --config " << client_config().string() << "\n";
 }
 

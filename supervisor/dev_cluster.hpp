@@ -72,9 +72,12 @@ class DevCluster {
   std::string zookeeper_connect() const { return zookeeper_connect_; }
   int zookeeper_port() const { return zookeeper_port_; }
   int nimbus_port(int index) const { return nimbus_ports_.at(static_cast<std::size_t>(index)); }
-  // A client config (ZooKeeper, nimbus seeds + first nimbus's port).
+  // A client config: ZooKeeper, and every nimbus as a "127.0.0.1:<port>"
+  // entry of nimbus.seeds, so a client keeps working after a failover.
   std::filesystem::path client_config() const { return work_dir_ / "rstorm.yaml"; }
-  // -c arguments a client needs to reach nimbus `index`.
+  // nimbus.seeds of the client config, as YAML: ["127.0.0.1:p1", "127.0.0.1:p2"].
+  std::string nimbus_seeds() const;
+  // -c arguments a client needs to reach exactly nimbus `index`.
   std::vector<std::string> client_overrides(int index = 0) const;
   std::string supervisor_id(int index) const;
   std::filesystem::path supervisor_dir(int index) const;

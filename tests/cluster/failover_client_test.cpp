@@ -1,0 +1,139 @@
+// End-to-end: the `rstorm` CLI keeps working after the leading nimbus dies,
+// given only the dev cluster's client config (nimbus.seeds lists every nimbus
+// as 127.0.0.1:<port>; no -c nimbus.thrift.port). Real ZooKeeper, real
+// rstorm-nimbus and rstorm-supervisor processes, the real `rstorm` binary.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "common/config_loader.hpp"
+#include "nimbus/nimbus_client.hpp"
+#include "supervisor/dev_cluster.hpp"
+#include "supervisor/supervisor_options.hpp"
+#include "tests/common/poll.hpp"
+#include "tests/common/zookeeper_server.hpp"
+
+namespace rstorm::testing {
+namespace {
+
+namespace sv = supervisor;
+using namespace std::chrono_literals;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+CliResult run_cli(const std::vector<std::string>& args) {
+  std::string command = quote((sv::executable_dir() / "rstorm").string());
+  for (const auto& a : args) command += " " + quote(a);
+  command += " 2>&1";
+  CliResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+const std::vector<std::string> kFastConfig = {
+    "nimbus.supervisor.timeout.secs=6",   "nimbus.task.timeout.secs=6",
+    "nimbus.monitor.freq.secs=1",         "nimbus.task.launch.secs=20",
+    "supervisor.worker.timeout.secs=4",   "supervisor.heartbeat.frequency.secs=1",
+    "supervisor.monitor.frequency.secs=1", "supervisor.memory.capacity.mb=4096",
+    "supervisor.cpu.capacity=400",        "storm.zookeeper.session.timeout=6000",
+    "storm.zookeeper.retry.interval=200", "storm.zookeeper.retry.intervalceiling.millis=1000"};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(FailoverClientTest, ListWithTheDevClusterConfigWorksAfterTheLeadingNimbusDies) {
+  auto zk = ZooKeeperServer::start();
+  ASSERT_TRUE(zk) << zk.status().to_string();
+  sv::DevClusterOptions o;
+  o.supervisors = 1;
+  o.racks = 1;
+  o.slots = 2;
+  o.nimbuses = 2;
+  o.zookeeper_connect = (*zk)->connect_string();
+  o.overrides = kFastConfig;
+  auto started = sv::DevCluster::start(o, Logger::to_stderr("failover-client-test"));
+  ASSERT_TRUE(started) << started.status().to_string();
+  auto& cluster = *started;
+  const std::string config = cluster->client_config().string();
+
+  // The client config names both nimbuses by port.
+  const std::string yaml = read_file(cluster->client_config());
+  EXPECT_NE(yaml.find("nimbus.seeds: [\"127.0.0.1:" + std::to_string(cluster->nimbus_port(0)) +
+                      "\", \"127.0.0.1:" + std::to_string(cluster->nimbus_port(1)) + "\"]"),
+            std::string::npos)
+      << yaml;
+
+  auto submit = run_cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--config", config});
+  ASSERT_EQ(submit.exit_code, 0) << submit.output;
+
+  // Which nimbus leads: the one a client following the leader ends up on.
+  int leader_index = -1;
+  ASSERT_TRUE(eventually([&] {
+    ConfigLoadOptions lo;
+    lo.config_file = cluster->client_config();
+    auto loaded = load_config(lo);
+    if (!loaded) return false;
+    auto client =
+        nimbus::NimbusClient::connect(nimbus::NimbusClient::options_from_config(*loaded));
+    if (!client) return false;
+    auto leader = (*client)->leader();
+    if (!leader) return false;
+    for (int i = 0; i < 2; ++i) {
+      if (leader->port == cluster->nimbus_port(i)) leader_index = i;
+    }
+    return leader_index >= 0;
+  }));
+  ASSERT_TRUE(cluster->kill_nimbus(leader_index));
+
+  // Only the config file: the CLI finds the surviving nimbus and shows wc.
+  CliResult list;
+  EXPECT_TRUE(eventually(
+      [&] {
+        list = run_cli({"list", "--json", "--config", config});
+        return list.exit_code == 0 && list.output.find("\"wc\"") != std::string::npos;
+      },
+      90s))
+      << "exit " << list.exit_code << ": " << list.output;
+  // And the survivor is the leader now: a mutating command goes through.
+  CliResult deactivate;
+  EXPECT_TRUE(eventually(
+      [&] {
+        deactivate = run_cli({"deactivate", "wc", "--config", config});
+        return deactivate.exit_code == 0;
+      },
+      90s))
+      << "exit " << deactivate.exit_code << ": " << deactivate.output;
+  cluster->stop();
+}
+
+TEST(FailoverClientTest, MalformedNimbusSeedIsAUsageErrorNamingTheEntry) {
+  auto r = run_cli({"list", "-c", "nimbus.seeds=[\"a:b:c\"]"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nimbus.seeds entry 'a:b:c' is not host or host:port"),
+            std::string::npos)
+      << r.output;
+}
+
+}  // namespace
+}  // namespace rstorm::testing
