@@ -486,7 +486,7 @@ Result<std::string> Nimbus::download_chunk(const std::string& session) {
 Status Nimbus::supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat) {
   if (Status s = require_leader(); !s) return s;
   const std::int64_t t = now();
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   const std::string& id = heartbeat.info.id;
   supervisor_beats_[id] = t;
   heartbeating_supervisors_.insert(id);
@@ -495,6 +495,8 @@ Status Nimbus::supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat
     worker_beats_[key] = t;
     worker_first_beat_.try_emplace(key, t);
   }
+  lock.unlock();
+  record_errors(heartbeat);
   return Status::ok();
 }
 

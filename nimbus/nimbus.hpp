@@ -166,6 +166,10 @@ class Nimbus {
   void arm_watches();
 
   // nimbus_views.cpp
+  // Writes the errors a heartbeat carries under errors/<topology-id>, one
+  // ErrorInfo node per (time, task), keeping the newest kMaxErrorsPerTopology.
+  // Not under mutex_ for the store calls.
+  void record_errors(const thrift::SupervisorHeartbeat& heartbeat);
   thrift::TopologySummary summarize(const thrift::TopologyRecord& record);
   std::int64_t executor_uptime(const std::string& topology_id, const thrift::WorkerSlot& slot,
                                std::int64_t assigned_ms);
@@ -192,6 +196,7 @@ class Nimbus {
   std::map<std::string, std::int64_t> supervisor_seen_;             // id -> ms; guarded by mutex_
   std::set<std::string> reported_dead_;                             // guarded by mutex_
   std::map<SlotKey, std::int64_t> worker_beats_;                    // guarded by mutex_
+  std::map<std::string, std::set<std::string>> error_nodes_;         // written; guarded by mutex_
   std::map<SlotKey, std::int64_t> slot_since_;                      // guarded by mutex_
   std::map<SlotKey, std::int64_t> worker_first_beat_;               // guarded by mutex_
   std::set<std::string> heartbeating_supervisors_;                  // guarded by mutex_

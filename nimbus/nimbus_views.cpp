@@ -1,5 +1,7 @@
 // Nimbus's read-only views: cluster summary, topology info, placement.
 #include <algorithm>
+#include <cstdio>
+#include <functional>
 #include <set>
 
 #include "common/thrift/codec.hpp"
@@ -7,6 +9,62 @@
 #include "scheduler/network_cost.hpp"
 
 namespace rstorm::nimbus {
+namespace {
+
+// Errors kept per topology under errors/<topology-id>, newest kept.
+constexpr std::size_t kMaxErrorsPerTopology = 20;
+
+// Node names sort by time: zero-padded ms, then the task and a hash of the
+// message, so that two errors of one task in one millisecond both stay and a
+// heartbeat that repeats an error does not duplicate it.
+std::string error_node_name(const thrift::ErrorInfo& e) {
+  std::string time = std::to_string(std::max<std::int64_t>(0, e.time_ms));
+  if (time.size() < 15) time.insert(0, 15 - time.size(), '0');
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(std::hash<std::string>()(e.message)));
+  return time + "-" + std::to_string(e.task_id) + "-" + hash;
+}
+
+}  // namespace
+
+void Nimbus::record_errors(const thrift::SupervisorHeartbeat& heartbeat) {
+  for (const auto& w : heartbeat.workers) {
+    if (!w.__isset.errors || w.errors.empty()) continue;
+    std::vector<std::pair<std::string, const thrift::ErrorInfo*>> fresh;
+    {
+      std::lock_guard lock(mutex_);
+      auto& known = error_nodes_[w.topology_id];
+      for (const auto& e : w.errors) {
+        std::string name = error_node_name(e);
+        if (known.insert(name).second) fresh.emplace_back(std::move(name), &e);
+      }
+      // Bounded: forgetting a name only costs a kAlreadyExists later.
+      while (known.size() > 4 * kMaxErrorsPerTopology) known.erase(known.begin());
+    }
+    if (fresh.empty()) continue;
+    // A killed topology's errors are gone with it; do not bring them back.
+    auto alive = store_.exists(paths_.topology(w.topology_id));
+    if (!alive || !*alive) continue;
+    const std::string dir = paths_.errors(w.topology_id);
+    if (Status s = store_.ensure_path(dir); !s) {
+      logger_.warn("cannot record errors of {}: {}", w.topology_id, s.message());
+      continue;
+    }
+    for (const auto& [name, e] : fresh) {
+      auto created = store_.create(join_path(dir, name), encode_thrift(*e));
+      if (!created && created.status().code() != ErrorCode::kAlreadyExists) {
+        logger_.warn("cannot record an error of {}: {}", w.topology_id,
+                     created.status().message());
+      }
+    }
+    auto names = store_.children(dir);
+    if (!names || names->size() <= kMaxErrorsPerTopology) continue;
+    for (std::size_t i = 0; i + kMaxErrorsPerTopology < names->size(); ++i) {
+      (void)store_.remove(join_path(dir, (*names)[i]));  // children() is sorted: oldest first
+    }
+  }
+}
 
 thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) {
   thrift::TopologySummary s;

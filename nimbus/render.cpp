@@ -180,7 +180,12 @@ std::string render_describe_json(const thrift::TopologyInfo& info,
                      {"ports", n.used_ports}});
   }
   for (const auto& e : info.errors) {
-    errors.push_back({{"component", e.component}, {"message", e.message}, {"time_ms", e.time_ms}});
+    errors.push_back({{"component", e.component},
+                      {"message", e.message},
+                      {"time_ms", e.time_ms},
+                      {"task_id", e.task_id},
+                      {"host", e.host},
+                      {"port", e.port}});
   }
   const auto& c = placement.network;
   return json{{"topology", topology_json(info.summary)},

@@ -478,6 +478,20 @@ void Supervisor::send_heartbeat() {
     }
     w.time_ms = beat->time_ms;
     w.uptime_secs = beat->uptime_secs;
+    if (!beat->errors.empty()) {
+      std::vector<thrift::ErrorInfo> errors;
+      for (const auto& e : beat->errors) {
+        thrift::ErrorInfo info;
+        info.component = e.component;
+        info.message = e.message;
+        info.__set_time_ms(e.time_ms);
+        info.__set_host(options_.host);
+        info.__set_port(port);
+        info.__set_task_id(e.task);
+        errors.push_back(std::move(info));
+      }
+      w.__set_errors(std::move(errors));
+    }
     heartbeat.workers.push_back(std::move(w));
   }
   Status sent = nimbus_.supervisor_heartbeat(heartbeat);

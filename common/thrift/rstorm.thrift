@@ -144,22 +144,7 @@ struct TopologyRecord {
   12: i32 kill_wait_secs,
 }
 
-// Value of workerbeats/<topology-id>/<supervisor-id>-<port>.
-struct WorkerHeartbeat {
-  1: required string topology_id,
-  2: required WorkerSlot slot,
-  3: list<ExecutorInfo> executors,
-  4: i64 time_ms,
-  5: i64 uptime_secs,
-}
-
-struct SupervisorHeartbeat {
-  1: required SupervisorInfo info,
-  2: list<WorkerHeartbeat> workers,
-}
-
-// ------------------------------------------------------------ summaries
-
+// One error a task reported or threw (worker heartbeats, describe).
 struct ErrorInfo {
   1: required string component,
   2: required string message,
@@ -168,6 +153,24 @@ struct ErrorInfo {
   5: i32 port,
   6: i32 task_id,
 }
+
+// Value of workerbeats/<topology-id>/<supervisor-id>-<port>.
+struct WorkerHeartbeat {
+  1: required string topology_id,
+  2: required WorkerSlot slot,
+  3: list<ExecutorInfo> executors,
+  4: i64 time_ms,
+  5: i64 uptime_secs,
+  // The last few errors of each executor of the worker, oldest first.
+  6: optional list<ErrorInfo> errors,
+}
+
+struct SupervisorHeartbeat {
+  1: required SupervisorInfo info,
+  2: list<WorkerHeartbeat> workers,
+}
+
+// ------------------------------------------------------------ summaries
 
 struct TopologySummary {
   1: required string id,

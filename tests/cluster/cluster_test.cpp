@@ -296,6 +296,60 @@ TEST_F(ClusterTest, SubmittedWordCountRunsWhereTheSchedulerPlacesItAndKillRemove
   }));
 }
 
+TEST_F(ClusterTest, BoltErrorsReachDescribeWithComponentTaskHostAndPort) {
+  start_cluster();
+  auto r = cli({"submit", RSTORM_FAILING_BOLT_LIB, "--name", "fb", "--wait"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json described;
+  std::string last_output;
+  const bool both = eventually([&] {
+    auto d = cli({"describe", "fb", "--json"});
+    last_output = d.output;
+    if (d.exit_code != 0) return false;
+    described = nlohmann::json::parse(d.output, nullptr, false);
+    if (described.is_discarded()) return false;
+    return described["errors"].size() == 2;
+  });
+  ASSERT_TRUE(both) << last_output;
+  // The one executor of "picky" and its slot, as the assignment says.
+  int picky_task = -1000, picky_port = -1;
+  std::string picky_node, picky_host;
+  for (const auto& e : described["executors"]) {
+    if (e["component"] == "picky") {
+      picky_task = e["task_start"].get<int>();
+      picky_port = e["port"].get<int>();
+      picky_node = e["node"].get<std::string>();
+    }
+  }
+  for (const auto& n : described["nodes"]) {
+    if (n["node"] == picky_node) picky_host = n["host"].get<std::string>();
+  }
+  ASSERT_NE(picky_port, -1) << described.dump();
+  ASSERT_FALSE(picky_host.empty()) << described.dump();
+  std::set<std::string> messages;
+  for (const auto& e : described["errors"]) {
+    EXPECT_EQ(e["component"], "picky");
+    EXPECT_EQ(e["task_id"].get<int>(), picky_task);
+    EXPECT_EQ(e["port"].get<int>(), picky_port);
+    EXPECT_EQ(e["host"], picky_host);
+    EXPECT_GT(e["time_ms"].get<std::int64_t>(), 0);
+    messages.insert(e["message"].get<std::string>());
+  }
+  EXPECT_EQ(messages, (std::set<std::string>{
+                          "reported error: value 3 is unlucky",
+                          "execute threw: bad input 7; input from numbers failed"}));
+  // The text form lists them too.
+  auto text = cli({"describe", "fb"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("picky: execute threw: bad input 7"), std::string::npos) << text.output;
+  // Killing the topology removes its errors.
+  ASSERT_EQ(cli({"kill", "fb", "--wait", "0"}).exit_code, 0);
+  EXPECT_TRUE(eventually([&] {
+    auto ids = store_->children(paths_.errors());
+    return ids && ids->empty();
+  }));
+}
+
 TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
   start_cluster();
   submit_word_count();

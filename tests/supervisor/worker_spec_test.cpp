@@ -76,6 +76,21 @@ TEST(WorkerSpecTest, HeartbeatRoundTrips) {
   EXPECT_EQ(back->transferred_remote_pending, 5u);
 }
 
+TEST(WorkerSpecTest, HeartbeatCarriesErrorsEvenWithBytesThatAreNotUtf8) {
+  WorkerHeartbeatFile h;
+  h.time_ms = 1;
+  h.pid = 2;
+  h.errors = {{"split", 3, 1700000000123, "execute threw: boom"},
+              {"count", 5, 1700000000456, std::string("bad \xff byte")}};
+  auto back = heartbeat_from_json(heartbeat_to_json(h));
+  ASSERT_TRUE(back) << back.status().to_string();
+  ASSERT_EQ(back->errors.size(), 2u);
+  EXPECT_EQ(back->errors[0], h.errors[0]);
+  EXPECT_EQ(back->errors[1].component, "count");
+  EXPECT_EQ(back->errors[1].task, 5);
+  EXPECT_EQ(back->errors[1].message, "bad \xef\xbf\xbd byte");  // U+FFFD
+}
+
 TEST(WorkerSpecTest, AtomicWriteReplacesTheFile) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("rstorm-atomic-" + std::to_string(::getpid()));

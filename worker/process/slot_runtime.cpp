@@ -204,6 +204,10 @@ api::Result<std::unique_ptr<SlotRuntime>> SlotRuntime::create(SlotRuntimeOptions
       if (list[k].node_id == options.node_id && list[k].port == options.port) {
         here[static_cast<std::size_t>(planned[k])] = true;
         rt->own_.push_back(list[k]);
+        const auto& tasks = p.executors[static_cast<std::size_t>(planned[k])].tasks;
+        for (std::size_t i = 0; i < tasks.size(); ++i) {
+          rt->nimbus_task_[tasks[i].value] = list[k].task_start + static_cast<int>(i);
+        }
       }
     }
   }
@@ -308,6 +312,18 @@ std::uint64_t SlotRuntime::transferred_remote_pending() const {
   std::uint64_t n = 0;
   for (const auto& s : remote_sinks_) n += s->pending();
   return n;
+}
+
+std::vector<HeartbeatError> SlotRuntime::recent_errors() const {
+  std::vector<HeartbeatError> out;
+  for (const auto& ex : executors_) {
+    for (auto& e : ex->recent_errors()) {
+      auto it = nimbus_task_.find(e.task.value);
+      out.push_back({ex->plan().component->id, it == nimbus_task_.end() ? e.task.value : it->second,
+                     e.time_ms, std::move(e.message)});
+    }
+  }
+  return out;
 }
 
 TopologyStats SlotRuntime::stats() const {

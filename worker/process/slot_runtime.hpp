@@ -21,6 +21,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,9 @@ class SlotRuntime {
   // Counters of the executors run here, per component.
   TopologyStats stats() const;
   std::uint64_t transferred_remote_pending() const;
+  // The last few errors of each executor run here, tasks numbered as nimbus
+  // numbers them. Any thread.
+  std::vector<HeartbeatError> recent_errors() const;
   // The executors run here, as (component, first task, last task) of the
   // assignment (tasks as nimbus numbers them).
   const std::vector<SpecExecutor>& own_executors() const { return own_; }
@@ -83,6 +87,7 @@ class SlotRuntime {
   std::vector<std::unique_ptr<RemotePendingSink>> remote_sinks_;
   std::vector<std::unique_ptr<worker::Executor>> executors_;  // the ones run here
   std::vector<SpecExecutor> own_;
+  std::map<int, int> nimbus_task_;  // plan task id -> task id in the assignment
   std::size_t ackers_here_ = 0;
   std::chrono::steady_clock::time_point started_;
   bool running_ = false;

@@ -94,6 +94,7 @@ Status WorkerProcess::write_heartbeat() {
                           {"executed", c.executed}, {"errors", c.errors}};
   }
   h.transferred_remote_pending = runtime_->transferred_remote_pending();
+  h.errors = runtime_->recent_errors();
   return write_file_atomically(spec_.heartbeat_file(), heartbeat_to_json(h));
 }
 

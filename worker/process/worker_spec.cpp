@@ -152,7 +152,16 @@ std::string heartbeat_to_json(const WorkerHeartbeatFile& h) {
   j["executors"] = std::move(executors);
   j["components"] = h.components;
   j["transferred_remote_pending"] = h.transferred_remote_pending;
-  return j.dump();
+  json errors = json::array();
+  for (const auto& e : h.errors) {
+    errors.push_back({{"component", e.component},
+                      {"task", e.task},
+                      {"time_ms", e.time_ms},
+                      {"message", e.message}});
+  }
+  j["errors"] = std::move(errors);
+  // A user's message may hold bytes that are not UTF-8: replace, never throw.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Result<WorkerHeartbeatFile> heartbeat_from_json(std::string_view text) {
@@ -170,6 +179,12 @@ Result<WorkerHeartbeatFile> heartbeat_from_json(std::string_view text) {
       h.components = j.at("components").get<std::map<std::string, std::map<std::string, std::uint64_t>>>();
     }
     h.transferred_remote_pending = j.value("transferred_remote_pending", std::uint64_t{0});
+    if (j.contains("errors")) {
+      for (const auto& e : j.at("errors")) {
+        h.errors.push_back({e.at("component").get<std::string>(), e.value("task", 0),
+                            e.value("time_ms", std::int64_t{0}), e.value("message", std::string())});
+      }
+    }
   } catch (const json::exception& e) {
     return Status(ErrorCode::kInvalidArgument, std::string("bad worker heartbeat: ") + e.what());
   }

@@ -64,6 +64,15 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
 // The whole file; kNotFound when it does not exist, kIoError otherwise.
 Result<std::string> read_whole_file(const std::filesystem::path& path);
 
+// One recent error of a task run by the worker (task as nimbus numbers it).
+struct HeartbeatError {
+  std::string component;
+  int task = 0;
+  std::int64_t time_ms = 0;  // wall clock, ms since the epoch
+  std::string message;
+  friend bool operator==(const HeartbeatError&, const HeartbeatError&) = default;
+};
+
 // What the worker writes into its heartbeat file.
 struct WorkerHeartbeatFile {
   std::int64_t time_ms = 0;  // wall clock, ms since the epoch
@@ -76,6 +85,8 @@ struct WorkerHeartbeatFile {
   // Counters summed over this worker's executors, by component.
   std::map<std::string, std::map<std::string, std::uint64_t>> components;
   std::uint64_t transferred_remote_pending = 0;
+  // The last few errors of each executor run here, oldest first.
+  std::vector<HeartbeatError> errors;
 };
 
 std::string heartbeat_to_json(const WorkerHeartbeatFile& heartbeat);

@@ -47,8 +47,23 @@ void Executor::join() {
   if (thread_.joinable()) thread_.join();
 }
 
+std::vector<RecentError> Executor::recent_errors() const {
+  std::lock_guard lock(errors_mutex_);
+  return {recent_errors_.begin(), recent_errors_.end()};
+}
+
 void Executor::report_error(TaskId task, std::string_view what) {
   bump(stats_.errors);
+  {
+    RecentError e{task,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count(),
+                  std::string(what.substr(0, kMaxErrorMessage))};
+    std::lock_guard lock(errors_mutex_);
+    if (recent_errors_.size() == kMaxRecentErrors) recent_errors_.pop_front();
+    recent_errors_.push_back(std::move(e));
+  }
   std::int64_t now = now_ns();
   if (now - last_error_log_ns_ < 1'000'000'000 && last_error_log_ns_ != 0) {
     ++errors_not_logged_;

@@ -9,7 +9,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -34,8 +37,19 @@ struct ExecutorEnv {
   const std::atomic<bool>* stopping = nullptr;
 };
 
+// One error a task reported or threw, kept for heartbeats.
+struct RecentError {
+  TaskId task;
+  std::int64_t time_ms = 0;  // wall clock, ms since the epoch
+  std::string message;       // at most kMaxErrorMessage bytes
+};
+
 class Executor {
  public:
+  // Errors kept per executor (newest kept) and the longest message kept.
+  static constexpr std::size_t kMaxRecentErrors = 5;
+  static constexpr std::size_t kMaxErrorMessage = 1024;
+
   Executor(const ExecutorEnv& env, const ExecutorPlan& plan, Transfer::Mode mode,
            std::chrono::microseconds max_park, std::uint64_t seed);
   virtual ~Executor();
@@ -54,6 +68,8 @@ class Executor {
   virtual std::uint64_t in_flight() const { return 0; }
   // Spouts: asks the loop to call activate()/deactivate() on its tasks.
   virtual void set_active(bool active) {}
+  // The last kMaxRecentErrors errors, oldest first. Any thread.
+  std::vector<RecentError> recent_errors() const;
 
  protected:
   // The loop, on the executor's thread; returns once stop_requested().
@@ -80,6 +96,9 @@ class Executor {
   std::atomic<bool> stop_{false};
   std::int64_t last_error_log_ns_ = 0;
   std::uint64_t errors_not_logged_ = 0;
+  // Errors are rare: a mutex here costs nothing on the tuple path.
+  mutable std::mutex errors_mutex_;
+  std::deque<RecentError> recent_errors_;  // GUARDED_BY(errors_mutex_)
   std::jthread thread_;
 };
 
