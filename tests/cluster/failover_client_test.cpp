@@ -115,15 +115,22 @@ TEST(FailoverClientTest, ListWithTheDevClusterConfigWorksAfterTheLeadingNimbusDi
       },
       90s))
       << "exit " << list.exit_code << ": " << list.output;
-  // And the survivor is the leader now: a mutating command goes through.
-  CliResult deactivate;
+  // And the survivor leads now: a client following the leader lands on it.
+  const int survivor_port = cluster->nimbus_port(1 - leader_index);
   EXPECT_TRUE(eventually(
       [&] {
-        deactivate = run_cli({"deactivate", "wc", "--config", config});
-        return deactivate.exit_code == 0;
+        ConfigLoadOptions lo;
+        lo.config_file = cluster->client_config();
+        auto loaded = load_config(lo);
+        if (!loaded) return false;
+        auto client =
+            nimbus::NimbusClient::connect(nimbus::NimbusClient::options_from_config(*loaded));
+        if (!client) return false;
+        auto leader = (*client)->leader();
+        return leader && leader->port == survivor_port &&
+               (*client)->address().port == survivor_port;
       },
-      90s))
-      << "exit " << deactivate.exit_code << ": " << deactivate.output;
+      90s));
   cluster->stop();
 }
 
