@@ -12,6 +12,7 @@
 #include "nimbus/nimbus_client.hpp"
 #include "supervisor/dev_cluster.hpp"
 #include "supervisor/supervisor_options.hpp"
+#include "tests/cluster/cli_runner.hpp"
 #include "tests/common/poll.hpp"
 #include "tests/common/zookeeper_server.hpp"
 
@@ -20,40 +21,6 @@ namespace {
 
 namespace sv = supervisor;
 using namespace std::chrono_literals;
-
-struct CliResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-CliResult run_cli(const std::vector<std::string>& args) {
-  std::string command = quote((sv::executable_dir() / "rstorm").string());
-  for (const auto& a : args) command += " " + quote(a);
-  command += " 2>&1";
-  CliResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-const std::vector<std::string> kFastConfig = {
-    "nimbus.supervisor.timeout.secs=6",   "nimbus.task.timeout.secs=6",
-    "nimbus.monitor.freq.secs=1",         "nimbus.task.launch.secs=20",
-    "supervisor.worker.timeout.secs=4",   "supervisor.heartbeat.frequency.secs=1",
-    "supervisor.monitor.frequency.secs=1", "supervisor.memory.capacity.mb=4096",
-    "supervisor.cpu.capacity=400",        "storm.zookeeper.session.timeout=6000",
-    "storm.zookeeper.retry.interval=200", "storm.zookeeper.retry.intervalceiling.millis=1000"};
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
