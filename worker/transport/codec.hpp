@@ -1,0 +1,108 @@
+// The data plane's wire format (data_plane.thrift): frames of a 4-byte
+// big-endian length and one Thrift compact-protocol Frame. FrameEncoder writes
+// tuple batches field by field into a reusable buffer (no per-tuple
+// allocation) in exactly the layout the generated structs use; FrameDecoder
+// reads them back into envelopes whose tuples point at this worker's plan
+// StreamInfo, and rejects anything malformed with a Status naming the fault.
+// Control messages (hello, refusal, backpressure) go through the generated
+// structs: they are rare.
+//
+// Thread contract: an encoder or decoder is single-thread (one per producer
+// thread, one per connection); the PlanIndex they borrow is shared.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.hpp"
+#include "rstorm/ids.hpp"
+#include "rstorm/worker/envelope.hpp"
+#include "worker/transport/plan_index.hpp"
+
+namespace rstorm::transport {
+
+inline constexpr std::int32_t kProtocolVersion = 1;
+inline constexpr std::size_t kLengthPrefixBytes = 4;
+
+enum class FrameType { kHello, kHelloAck, kRefused, kTuples, kBackpressure };
+
+// The fields of the control messages (everything but tuples).
+struct ControlMessage {
+  std::string topology_id;  // hello
+  std::string host;         // hello: the sender's listening address
+  std::int32_t port = 0;
+  std::int32_t protocol_version = 0;  // hello, hello ack
+  std::string reason;                 // refused
+  std::vector<TaskId> tasks;          // backpressure
+  bool on = false;
+};
+
+// Reads the big-endian length prefix at `p` (4 bytes).
+inline std::uint32_t read_length_prefix(const std::uint8_t* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+
+class FrameEncoder {
+ public:
+  FrameEncoder();
+  ~FrameEncoder();
+  FrameEncoder(const FrameEncoder&) = delete;
+  FrameEncoder& operator=(const FrameEncoder&) = delete;
+
+  // Forgets the frames encoded so far (keeps the memory).
+  void clear();
+  // Appends the envelopes of `batch` as frames of at most `max_per_frame`
+  // envelopes each. A tuple whose stream the plan does not know cannot be
+  // encoded: it is skipped and its index listed in unencodable(). Returns the
+  // envelopes encoded.
+  std::size_t add_tuples(const PlanIndex& index, const worker::Batch& batch,
+                         std::size_t max_per_frame);
+  // Indices into the batch of the last add_tuples() that were not encoded.
+  const std::vector<std::size_t>& unencodable() const;
+  void add_hello(const std::string& topology_id, const std::string& host, std::int32_t port);
+  void add_hello_ack();
+  void add_refused(const std::string& reason);
+  void add_backpressure(const std::vector<TaskId>& tasks, bool on);
+
+  // The frames encoded since the last clear(), length prefixes included.
+  const std::uint8_t* data() const;
+  std::size_t size() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+class FrameDecoder {
+ public:
+  // `local`: index by task id, nonzero for tasks this worker runs; nullptr
+  // accepts any task of the plan (used to decode our own outgoing frames).
+  // Both borrowed.
+  FrameDecoder(const PlanIndex& index, const std::vector<char>* local);
+  ~FrameDecoder();
+  FrameDecoder(const FrameDecoder&) = delete;
+  FrameDecoder& operator=(const FrameDecoder&) = delete;
+
+  // Decodes one frame (without its length prefix). Tuples are appended to
+  // `out`; control messages fill `control`. On error `out` is as it was and
+  // the Status says what is wrong with the bytes.
+  Result<FrameType> decode(const std::uint8_t* data, std::size_t size, worker::Batch& out,
+                           ControlMessage& control);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// Decodes a run of length-prefixed tuple frames this worker encoded itself
+// (an outgoing buffer that will not be sent) into `out`. Frames that do not
+// decode are skipped and counted in the return value's complement: returns
+// the number of frames that failed (0 normally).
+std::size_t decode_outgoing(const PlanIndex& index, const std::uint8_t* data, std::size_t size,
+                            worker::Batch& out);
+
+}  // namespace rstorm::transport

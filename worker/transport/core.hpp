@@ -1,0 +1,76 @@
+// TransportCore: what the parts of a Transport share: options, the plan
+// index, the io_context and its single thread's state, the counters. Internal
+// to worker/transport.
+//
+// Thread contract: fields marked (io) are touched only on the io thread;
+// counters are relaxed atomics readable from any thread; the rest is const
+// after construction.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <spdlog/logger.h>
+
+#include "worker/transport/plan_index.hpp"
+#include "worker/transport/transport.hpp"
+
+namespace rstorm::transport {
+
+class InboundSession;
+
+struct TransportCounters {
+  std::atomic<std::uint64_t> frames_sent{0}, bytes_sent{0}, tuples_sent{0};
+  std::atomic<std::uint64_t> frames_received{0}, bytes_received{0}, tuples_received{0};
+  std::atomic<std::uint64_t> connects{0}, reconnects{0}, connection_errors{0};
+  std::atomic<std::uint64_t> frames_rejected{0}, connections_refused{0}, undeliverable{0};
+  std::atomic<std::uint64_t> remote_backpressure_events{0}, remote_throttled_ns{0};
+  std::atomic<std::uint64_t> local_backpressure_events{0};
+
+  static void add(std::atomic<std::uint64_t>& c, std::uint64_t n) {
+    c.fetch_add(n, std::memory_order_relaxed);
+  }
+  TransportStats snapshot() const;
+};
+
+struct TransportCore {
+  TransportCore(const worker::TopologyPlan& p, TransportOptions o, InboundHandler* h)
+      : plan(p), options(std::move(o)), handler(h), log(*options.logger), index(p) {}
+
+  const worker::TopologyPlan& plan;
+  const TransportOptions options;
+  InboundHandler* const handler;
+  spdlog::logger& log;
+  const PlanIndex index;
+  boost::asio::io_context io{1};
+  TransportCounters counters;
+  // The address we listen on (options.self with the bound port); set before
+  // the io thread starts.
+  WorkerAddress self;
+
+  // (io) Tasks this worker runs, by task id (nonzero: ours).
+  std::vector<char> local;
+  // (io) Workers allowed to connect.
+  std::set<WorkerAddress> allowed;
+  // (io) Our tasks currently throttled (sent to every sender, and on connect).
+  std::set<std::int32_t> throttled;
+  // (io) Open inbound connections.
+  std::set<std::shared_ptr<InboundSession>> sessions;
+  // (io) Set once stop() began.
+  bool stopping = false;
+
+  // Hands `batch` to the handler's undeliverable(), counting it. Any thread.
+  void give_up(worker::Batch& batch, std::string_view reason) {
+    if (batch.empty()) return;
+    TransportCounters::add(counters.undeliverable, batch.size());
+    handler->undeliverable(batch, reason);
+    batch.clear();
+  }
+};
+
+}  // namespace rstorm::transport

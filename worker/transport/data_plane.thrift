@@ -1,0 +1,74 @@
+// The worker-to-worker data plane (see README.md). Every message on a
+// connection is one Frame, Thrift compact protocol, preceded by its length as a
+// 4-byte big-endian integer. The encoder in codec.cpp writes these structures
+// field by field without building them; tests/transport/codec_test.cpp checks
+// that the generated code reads what it writes and the other way round.
+// Changing a field id or type here breaks the wire: bump kProtocolVersion.
+
+namespace cpp rstorm.transport.wire
+
+// The sender's first message on a connection it opened.
+struct Hello {
+  1: string topology_id
+  2: string host              // the sender's own listening address
+  3: i32 port
+  4: i32 protocol_version
+}
+
+struct HelloAck {
+  1: i32 protocol_version
+}
+
+// The receiver's answer to a hello it does not accept; it then closes.
+struct Refused {
+  1: string reason
+}
+
+struct Null {}
+
+// One rstorm::Value.
+union Value {
+  1: Null null_value
+  2: bool bool_value
+  3: i64 int_value
+  4: double double_value
+  5: string string_value
+  6: binary bytes_value
+}
+
+// One tuple tree a tuple belongs to; ids are uint64 bit patterns.
+struct Anchor {
+  1: i64 root
+  2: i64 edge
+}
+
+// One worker::Envelope. kind is worker::MessageKind (0 tuple, 1 ack init,
+// 2 ack, 3 fail, 4 ack complete, 5 ack failed). A tuple's stream is the
+// index of the stream among its source component's plan streams; control
+// messages carry no values and their (root, value) as the only anchor.
+struct Envelope {
+  1: i32 dest_task
+  2: i8 kind
+  3: i32 source_task
+  4: i32 stream_index
+  5: list<Value> values
+  6: list<Anchor> anchors
+}
+
+struct TupleBatch {
+  1: list<Envelope> envelopes
+}
+
+// Sent by a receiver to a sender: hold (on) or resume (off) sending to these tasks.
+struct Backpressure {
+  1: list<i32> tasks
+  2: bool on
+}
+
+union Frame {
+  1: Hello hello
+  2: HelloAck hello_ack
+  3: Refused refused
+  4: TupleBatch tuples
+  5: Backpressure backpressure
+}

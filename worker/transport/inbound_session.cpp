@@ -1,0 +1,246 @@
+#include "worker/transport/inbound_session.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <boost/asio/write.hpp>
+
+namespace rstorm::transport {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+constexpr std::size_t kReadChunk = 256 * 1024;
+constexpr std::chrono::microseconds kFirstRetry{500};
+constexpr std::chrono::microseconds kMaxRetry{8000};
+}  // namespace
+
+InboundSession::InboundSession(TransportCore& core, tcp::socket socket)
+    : core_(core),
+      socket_(std::move(socket)),
+      retry_timer_(core.io),
+      decoder_(core.index, &core.local),
+      retry_delay_(kFirstRetry) {
+  boost::system::error_code ec;
+  const tcp::endpoint ep = socket_.remote_endpoint(ec);
+  remote_ = ec ? std::string("an unknown address")
+               : ep.address().to_string() + ":" + std::to_string(ep.port());
+  buf_.resize(kReadChunk);
+}
+
+std::string InboundSession::who() const {
+  return accepted_ ? remote_ + " (worker " + claimed_.to_string() + ")" : remote_;
+}
+
+void InboundSession::start() {
+  boost::system::error_code ignored;
+  socket_.set_option(tcp::no_delay(true), ignored);
+  read_more();
+}
+
+void InboundSession::read_more() {
+  if (closed_ || reading_ || close_after_write_) return;
+  if (begin_ == end_) begin_ = end_ = 0;
+  if (buf_.size() - end_ < kReadChunk / 4 && begin_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == buf_.size()) buf_.resize(buf_.size() + kReadChunk);
+  reading_ = true;
+  socket_.async_read_some(
+      asio::buffer(buf_.data() + end_, buf_.size() - end_),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+        self->reading_ = false;
+        if (self->closed_) return;
+        if (ec) {
+          const std::size_t left = self->end_ - self->begin_;
+          if (left > 0) {
+            TransportCounters::add(self->core_.counters.frames_rejected, 1);
+            const std::size_t want =
+                left >= kLengthPrefixBytes
+                    ? kLengthPrefixBytes + read_length_prefix(self->buf_.data() + self->begin_)
+                    : kLengthPrefixBytes;
+            self->core_.log.error(
+                "truncated frame from {}: the connection ended after {} of its {} bytes ({}); "
+                "frame dropped, closing the connection",
+                self->who(), left, want, ec == asio::error::eof ? "closed by the peer" : ec.message());
+          } else if (ec == asio::error::eof) {
+            self->core_.log.debug("connection from {} closed by the peer", self->who());
+          } else {
+            self->core_.log.warn("connection from {} failed: {}", self->who(), ec.message());
+          }
+          self->close("the sending worker's connection closed");
+          return;
+        }
+        TransportCounters::add(self->core_.counters.bytes_received, n);
+        self->end_ += n;
+        self->process();
+      });
+}
+
+void InboundSession::process() {
+  while (!closed_ && !close_after_write_) {
+    if (!batch_.empty()) {
+      if (!core_.handler->deliver(batch_)) {
+        retry_later();
+        return;
+      }
+      batch_.clear();
+      retry_delay_ = kFirstRetry;
+    }
+    const std::size_t avail = end_ - begin_;
+    if (avail < kLengthPrefixBytes) break;
+    const std::uint32_t length = read_length_prefix(buf_.data() + begin_);
+    if (length > core_.options.max_frame_bytes) {
+      reject("frame of " + std::to_string(length) + " bytes from " + who() +
+             " exceeds worker.transport.max.frame.bytes (" +
+             std::to_string(core_.options.max_frame_bytes) + "); closing the connection");
+      return;
+    }
+    const std::size_t whole = kLengthPrefixBytes + length;
+    if (avail < whole) {
+      // Make room for the whole frame, then read on.
+      if (buf_.size() - begin_ < whole) {
+        std::memmove(buf_.data(), buf_.data() + begin_, avail);
+        begin_ = 0;
+        end_ = avail;
+        if (buf_.size() < whole) buf_.resize(whole);
+      }
+      break;
+    }
+    const std::uint8_t* frame = buf_.data() + begin_ + kLengthPrefixBytes;
+    begin_ += whole;
+    if (!handle_frame(frame, length)) return;
+  }
+  if (!closed_ && !close_after_write_ && batch_.empty()) read_more();
+}
+
+bool InboundSession::handle_frame(const std::uint8_t* data, std::size_t size) {
+  auto type = decoder_.decode(data, size, batch_, control_);
+  if (!type.is_ok()) {
+    reject("undecodable frame of " + std::to_string(size) + " bytes from " + who() + ": " +
+           type.status().message() + "; closing the connection");
+    return false;
+  }
+  TransportCounters::add(core_.counters.frames_received, 1);
+  if (!accepted_) {
+    if (*type != FrameType::kHello) {
+      batch_.clear();
+      reject("frame from " + remote_ + " before its hello; closing the connection");
+      return false;
+    }
+    return handle_hello();
+  }
+  switch (*type) {
+    case FrameType::kTuples:
+      TransportCounters::add(core_.counters.tuples_received, batch_.size());
+      return true;
+    case FrameType::kHello:
+      reject("second hello from " + who() + "; closing the connection");
+      return false;
+    default:
+      reject("unexpected message from sending worker " + who() + "; closing the connection");
+      return false;
+  }
+}
+
+bool InboundSession::handle_hello() {
+  claimed_ = WorkerAddress{control_.host, control_.port};
+  if (control_.protocol_version != kProtocolVersion) {
+    refuse("it speaks data plane protocol version " + std::to_string(control_.protocol_version) +
+           ", this worker speaks " + std::to_string(kProtocolVersion));
+    return false;
+  }
+  if (control_.topology_id != core_.options.topology_id) {
+    refuse("topology '" + control_.topology_id + "' is not this worker's topology '" +
+           core_.options.topology_id + "'");
+    return false;
+  }
+  if (!core_.allowed.contains(claimed_)) {
+    refuse("worker " + claimed_.to_string() + " is not in this topology's assignment");
+    return false;
+  }
+  accepted_ = true;
+  FrameEncoder encoder;
+  encoder.add_hello_ack();
+  if (!core_.throttled.empty()) {
+    std::vector<TaskId> tasks;
+    for (std::int32_t t : core_.throttled) tasks.emplace_back(t);
+    encoder.add_backpressure(tasks, true);
+  }
+  send(encoder);
+  core_.log.debug("accepted connection from {}", who());
+  return true;
+}
+
+void InboundSession::reject(const std::string& what) {
+  TransportCounters::add(core_.counters.frames_rejected, 1);
+  core_.log.error("{}", what);
+  close("the sending worker's connection was closed after a bad frame");
+}
+
+void InboundSession::refuse(const std::string& why) {
+  TransportCounters::add(core_.counters.connections_refused, 1);
+  core_.log.warn("refused connection from {} claiming to be worker {}: {}", remote_,
+                 claimed_.to_string(), why);
+  FrameEncoder encoder;
+  encoder.add_refused(why);
+  close_after_write_ = true;
+  send(encoder);
+}
+
+void InboundSession::send_backpressure(const std::vector<TaskId>& tasks, bool on) {
+  if (!accepted_ || closed_) return;
+  FrameEncoder encoder;
+  encoder.add_backpressure(tasks, on);
+  send(encoder);
+}
+
+void InboundSession::send(const FrameEncoder& encoder) {
+  out_.emplace_back(encoder.data(), encoder.data() + encoder.size());
+  write_next();
+}
+
+void InboundSession::write_next() {
+  if (writing_ || out_.empty() || closed_) return;
+  writing_ = true;
+  asio::async_write(socket_, asio::buffer(out_.front()),
+                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                      self->writing_ = false;
+                      if (self->closed_) return;
+                      if (ec) {
+                        self->core_.log.warn("cannot write to {}: {}", self->who(), ec.message());
+                        self->close("the sending worker's connection failed");
+                        return;
+                      }
+                      self->out_.pop_front();
+                      if (self->out_.empty() && self->close_after_write_) {
+                        self->close("refused");
+                        return;
+                      }
+                      self->write_next();
+                    });
+}
+
+void InboundSession::retry_later() {
+  retry_timer_.expires_after(retry_delay_);
+  retry_delay_ = std::min(retry_delay_ * 2, kMaxRetry);
+  retry_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->closed_) return;
+    self->process();
+  });
+}
+
+void InboundSession::close(std::string_view reason) {
+  if (closed_) return;
+  closed_ = true;
+  retry_timer_.cancel();
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  core_.give_up(batch_, reason);
+  core_.sessions.erase(shared_from_this());
+}
+
+}  // namespace rstorm::transport

@@ -1,0 +1,74 @@
+// InboundSession: one connection another worker opened to send us tuples.
+// Reads frames (length-checked before anything is allocated), checks the
+// hello (topology id, a worker of the assignment), decodes tuple batches and
+// hands them to InboundHandler::deliver. When deliver cannot take a batch the
+// session stops reading (TCP pushes back on the sender) and retries on a
+// short timer. It also carries this worker's backpressure messages back to
+// the sender. A malformed frame closes this connection only, with one log line
+// naming the remote address and the fault.
+//
+// Thread contract: io thread only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "worker/transport/codec.hpp"
+#include "worker/transport/core.hpp"
+
+namespace rstorm::transport {
+
+class InboundSession : public std::enable_shared_from_this<InboundSession> {
+ public:
+  InboundSession(TransportCore& core, boost::asio::ip::tcp::socket socket);
+
+  void start();
+  // Closes the connection; envelopes decoded but not yet delivered are given
+  // up with `reason` (only when the transport stops).
+  void close(std::string_view reason);
+  void send_backpressure(const std::vector<TaskId>& tasks, bool on);
+  bool accepted() const { return accepted_; }
+  const WorkerAddress& claimed() const { return claimed_; }
+
+ private:
+  void read_more();
+  void process();
+  bool handle_frame(const std::uint8_t* data, std::size_t size);
+  bool handle_hello();
+  void reject(const std::string& what);
+  void refuse(const std::string& why);
+  void send(const FrameEncoder& encoder);
+  void write_next();
+  void retry_later();
+  std::string who() const;
+
+  TransportCore& core_;
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::steady_timer retry_timer_;
+  std::string remote_;  // "ip:port" of the socket's far end
+  FrameDecoder decoder_;
+  ControlMessage control_;
+
+  std::vector<std::uint8_t> buf_;  // bytes read: [begin_, end_) not yet parsed
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+  worker::Batch batch_;  // decoded, not yet all delivered
+  std::chrono::microseconds retry_delay_{500};
+  bool reading_ = false;
+  bool closed_ = false;
+  bool accepted_ = false;
+  bool close_after_write_ = false;
+  WorkerAddress claimed_;
+
+  std::deque<std::vector<std::uint8_t>> out_;
+  bool writing_ = false;
+};
+
+}  // namespace rstorm::transport

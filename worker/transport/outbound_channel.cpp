@@ -1,0 +1,406 @@
+#include "worker/transport/outbound_channel.hpp"
+
+#include <algorithm>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include "worker/transport/codec.hpp"
+
+namespace rstorm::transport {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+struct OutboundChannel::Connection {
+  explicit Connection(asio::io_context& io) : socket(io), resolver(io) {}
+  tcp::socket socket;
+  tcp::resolver resolver;
+  std::uint8_t header[kLengthPrefixBytes] = {};
+  std::vector<std::uint8_t> body;
+  std::vector<std::uint8_t> hello;
+  std::vector<std::uint8_t> writing;  // bytes of the write in flight
+  std::uint64_t writing_frames = 0;
+  std::uint64_t writing_tuples = 0;
+  bool writing_active = false;
+  bool handshaken = false;  // the peer acknowledged our hello
+  bool closed = false;
+  std::unique_ptr<FrameDecoder> decoder;
+  worker::Batch scratch;
+  ControlMessage control;
+};
+
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+OutboundChannel::OutboundChannel(TransportCore& core, WorkerAddress peer)
+    : core_(core),
+      peer_(std::move(peer)),
+      peer_name_(peer_.to_string()),
+      throttled_(std::make_unique<std::atomic<std::uint8_t>[]>(core.index.task_limit())),
+      retry_timer_(core.io),
+      backoff_(core.options.reconnect_min) {
+  for (std::size_t i = 0; i < core.index.task_limit(); ++i) throttled_[i].store(0);
+}
+
+OutboundChannel::~OutboundChannel() = default;
+
+bool OutboundChannel::try_push(worker::Batch& batch) {
+  if (batch.empty()) return true;
+  Mode mode = mode_.load();
+  if (mode == Mode::kRemoved || mode == Mode::kStopped) {
+    core_.give_up(batch, mode == Mode::kStopped ? "the transport is stopped"
+                                                : "worker " + peer_name_ + " is not in the assignment");
+    return true;
+  }
+  if (throttled_count_.load(std::memory_order_relaxed) > 0) {
+    const std::size_t limit = core_.index.task_limit();
+    for (const worker::Envelope& e : batch) {
+      const auto d = static_cast<std::size_t>(e.dest.value);
+      if (d < limit && throttled_[d].load(std::memory_order_relaxed)) return false;
+    }
+  }
+  if (buffered_bytes_.load(std::memory_order_relaxed) >= core_.options.max_buffered_bytes) {
+    return false;
+  }
+  // Encoding happens here, on the producer's thread, outside any lock.
+  static thread_local FrameEncoder encoder;
+  encoder.clear();
+  const std::size_t per_frame = std::max<std::size_t>(1, core_.options.batch_size);
+  const std::size_t tuples = encoder.add_tuples(core_.index, batch, per_frame);
+  const std::size_t frames = (tuples + per_frame - 1) / per_frame;
+  {
+    std::lock_guard lock(mutex_);
+    mode = mode_.load();
+    if (mode != Mode::kRemoved && mode != Mode::kStopped) {
+      pending_.insert(pending_.end(), encoder.data(), encoder.data() + encoder.size());
+      pending_frames_ += frames;
+      pending_tuples_ += tuples;
+      buffered_bytes_.fetch_add(encoder.size());
+    }
+  }
+  if (mode == Mode::kRemoved || mode == Mode::kStopped) {
+    // Removed or stopped between the check and the append: nothing was queued.
+    core_.give_up(batch, "worker " + peer_name_ + " left the assignment");
+    return true;
+  }
+  if (!encoder.unencodable().empty()) {
+    worker::Batch rejected;
+    for (std::size_t i : encoder.unencodable()) rejected.push_back(std::move(batch[i]));
+    const StreamInfo* info = rejected[0].tuple.source();
+    core_.log.error("{} tuple(s) for worker {} are on a stream this worker's plan does not have "
+                    "(e.g. component '{}' stream '{}'); handing them back as undeliverable",
+                    rejected.size(), peer_name_, info ? info->component : "?",
+                    info ? info->stream : "?");
+    core_.give_up(rejected, "a stream unknown to the plan");
+  }
+  batch.clear();
+  if (!write_scheduled_.exchange(true)) {
+    asio::post(core_.io, [this] {
+      write_scheduled_.store(false);
+      write_pending();
+    });
+  }
+  return true;
+}
+
+void OutboundChannel::wait_for_space(std::chrono::microseconds timeout) {
+  const std::uint64_t generation = space_generation_.load();
+  auto ready = [&] {
+    return space_generation_.load() != generation ||
+           (buffered_bytes_.load() < core_.options.max_buffered_bytes &&
+            throttled_count_.load() == 0);
+  };
+  if (ready()) return;
+  waiters_.fetch_add(1);
+  {
+    std::unique_lock lock(space_mutex_);
+    space_cv_.wait_for(lock, timeout, ready);
+  }
+  waiters_.fetch_sub(1);
+}
+
+void OutboundChannel::wake_producers() {
+  space_generation_.fetch_add(1);
+  if (waiters_.load() > 0) {
+    std::lock_guard lock(space_mutex_);
+    space_cv_.notify_all();
+  }
+}
+
+void OutboundChannel::set_mode(Mode mode, std::string_view reason) {
+  if (mode == Mode::kListed) {
+    mode_.store(Mode::kListed);
+    if (!conn_ && !retry_pending_) connect();
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    mode_.store(mode);
+  }
+  retry_timer_.cancel();
+  retry_pending_ = false;
+  close_connection(reason);
+}
+
+void OutboundChannel::close_connection(std::string_view reason) {
+  std::vector<std::uint8_t> in_flight;
+  if (auto c = conn_) {
+    conn_.reset();
+    c->closed = true;
+    boost::system::error_code ignored;
+    c->socket.close(ignored);
+    c->resolver.cancel();
+    in_flight.swap(c->writing);
+  }
+  give_up_buffered(in_flight, reason);
+  clear_throttles();
+}
+
+void OutboundChannel::give_up_buffered(std::vector<std::uint8_t>& in_flight,
+                                       std::string_view reason) {
+  std::vector<std::uint8_t> bytes;
+  bytes.swap(in_flight);
+  {
+    std::lock_guard lock(mutex_);
+    bytes.insert(bytes.end(), pending_.begin(), pending_.end());
+    pending_.clear();
+    pending_frames_ = 0;
+    pending_tuples_ = 0;
+  }
+  if (bytes.empty()) return;
+  buffered_bytes_.fetch_sub(bytes.size());
+  worker::Batch batch;
+  const std::size_t bad = decode_outgoing(core_.index, bytes.data(), bytes.size(), batch);
+  if (bad > 0) {
+    core_.log.error("{} unsent frame(s) for worker {} could not be read back; their tuples will "
+                    "time out", bad, peer_name_);
+  }
+  core_.log.warn("{} envelope(s) buffered for worker {} are undeliverable: {}", batch.size(),
+                 peer_name_, reason);
+  core_.give_up(batch, reason);
+  wake_producers();
+}
+
+void OutboundChannel::connect() {
+  auto c = std::make_shared<Connection>(core_.io);
+  c->decoder = std::make_unique<FrameDecoder>(core_.index, nullptr);
+  conn_ = c;
+  c->resolver.async_resolve(
+      peer_.host, std::to_string(peer_.port),
+      [this, c](const boost::system::error_code& ec, tcp::resolver::results_type results) {
+        if (c != conn_) return;
+        if (ec) return fail(c, "cannot resolve " + peer_.host + ": " + ec.message(), false);
+        asio::async_connect(c->socket, results,
+                            [this, c](const boost::system::error_code& ec2, const tcp::endpoint&) {
+                              if (c != conn_) return;
+                              if (ec2) return fail(c, ec2.message(), false);
+                              on_connected(c);
+                            });
+      });
+}
+
+void OutboundChannel::on_connected(const std::shared_ptr<Connection>& c) {
+  boost::system::error_code ignored;
+  c->socket.set_option(tcp::no_delay(true), ignored);
+  FrameEncoder encoder;
+  encoder.add_hello(core_.options.topology_id, core_.self.host, core_.self.port);
+  c->hello.assign(encoder.data(), encoder.data() + encoder.size());
+  asio::async_write(c->socket, asio::buffer(c->hello),
+                    [this, c](const boost::system::error_code& ec, std::size_t) {
+                      if (ec && c == conn_) fail(c, "cannot send the hello: " + ec.message(), false);
+                    });
+  read_header(c);
+}
+
+void OutboundChannel::read_header(const std::shared_ptr<Connection>& c) {
+  asio::async_read(c->socket, asio::buffer(c->header),
+                   [this, c](const boost::system::error_code& ec, std::size_t) {
+                     if (c != conn_) return;
+                     if (ec) {
+                       return fail(c, ec == asio::error::eof ? "the peer closed the connection"
+                                                             : ec.message(),
+                                   false);
+                     }
+                     const std::uint32_t length = read_length_prefix(c->header);
+                     if (length > core_.options.max_frame_bytes) {
+                       TransportCounters::add(core_.counters.frames_rejected, 1);
+                       return fail(c,
+                                   "frame of " + std::to_string(length) +
+                                       " bytes exceeds worker.transport.max.frame.bytes (" +
+                                       std::to_string(core_.options.max_frame_bytes) + ")",
+                                   false);
+                     }
+                     read_body(c, length);
+                   });
+}
+
+void OutboundChannel::read_body(const std::shared_ptr<Connection>& c, std::uint32_t length) {
+  c->body.resize(length);
+  asio::async_read(c->socket, asio::buffer(c->body),
+                   [this, c](const boost::system::error_code& ec, std::size_t) {
+                     if (c != conn_) return;
+                     if (ec) {
+                       TransportCounters::add(core_.counters.frames_rejected, 1);
+                       return fail(c, "truncated frame: " + ec.message(), false);
+                     }
+                     on_frame(c, c->body.data(), c->body.size());
+                     if (c == conn_) read_header(c);
+                   });
+}
+
+void OutboundChannel::on_frame(const std::shared_ptr<Connection>& c, const std::uint8_t* data,
+                               std::size_t size) {
+  c->scratch.clear();
+  auto type = c->decoder->decode(data, size, c->scratch, c->control);
+  if (!type.is_ok()) {
+    TransportCounters::add(core_.counters.frames_rejected, 1);
+    return fail(c, "undecodable frame of " + std::to_string(size) + " bytes: " +
+                       type.status().message(),
+                false);
+  }
+  switch (*type) {
+    case FrameType::kHelloAck:
+      if (c->handshaken) return fail(c, "a second hello ack", false);
+      c->handshaken = true;
+      failures_in_a_row_ = 0;
+      backoff_ = core_.options.reconnect_min;
+      if (ever_connected_) {
+        TransportCounters::add(core_.counters.reconnects, 1);
+        core_.log.info("reconnected to worker {}", peer_name_);
+      } else {
+        TransportCounters::add(core_.counters.connects, 1);
+        core_.log.debug("connected to worker {}", peer_name_);
+      }
+      ever_connected_ = true;
+      write_pending();
+      return;
+    case FrameType::kRefused:
+      return fail(c, "refused by the peer: " + c->control.reason, true);
+    case FrameType::kBackpressure:
+      apply_backpressure(c->control.tasks, c->control.on);
+      return;
+    case FrameType::kHello:
+    case FrameType::kTuples:
+      return fail(c, "unexpected message from the receiving side", false);
+  }
+}
+
+void OutboundChannel::write_pending() {
+  auto c = conn_;
+  if (!c || !c->handshaken || c->writing_active) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (pending_.empty()) return;
+    c->writing.swap(pending_);
+    c->writing_frames = std::exchange(pending_frames_, 0);
+    c->writing_tuples = std::exchange(pending_tuples_, 0);
+  }
+  pending_.clear();
+  c->writing_active = true;
+  asio::async_write(c->socket, asio::buffer(c->writing),
+                    [this, c](const boost::system::error_code& ec, std::size_t) {
+                      c->writing_active = false;
+                      if (c->closed || c != conn_) return;
+                      if (ec) return fail(c, "write failed: " + ec.message(), false);
+                      auto& k = core_.counters;
+                      TransportCounters::add(k.bytes_sent, c->writing.size());
+                      TransportCounters::add(k.frames_sent, c->writing_frames);
+                      TransportCounters::add(k.tuples_sent, c->writing_tuples);
+                      buffered_bytes_.fetch_sub(c->writing.size());
+                      {
+                        // Hand the drained buffer back for reuse when it is the larger one.
+                        std::lock_guard lock(mutex_);
+                        if (pending_.empty() && c->writing.capacity() > pending_.capacity()) {
+                          c->writing.swap(pending_);
+                        }
+                      }
+                      c->writing.clear();
+                      wake_producers();
+                      write_pending();
+                    });
+}
+
+void OutboundChannel::fail(const std::shared_ptr<Connection>& c, const std::string& reason,
+                           bool refused) {
+  if (c != conn_) return;
+  const bool was_connected = c->handshaken;
+  if (was_connected) {
+    TransportCounters::add(core_.counters.connection_errors, 1);
+    core_.log.warn("connection to worker {} lost: {}", peer_name_, reason);
+    close_connection("connection to worker " + peer_name_ + " lost: " + reason);
+  } else {
+    if (failures_in_a_row_ == 0 || refused) {
+      core_.log.warn("cannot connect to worker {}: {}; retrying with back-off up to {} ms",
+                     peer_name_, reason, core_.options.reconnect_max.count());
+    } else {
+      core_.log.debug("cannot connect to worker {}: {}", peer_name_, reason);
+    }
+    // Nothing was written on this connection: the buffered envelopes wait.
+    conn_.reset();
+    c->closed = true;
+    boost::system::error_code ignored;
+    c->socket.close(ignored);
+  }
+  ++failures_in_a_row_;
+  if (mode_.load() != Mode::kListed || core_.stopping) return;
+  retry_pending_ = true;
+  retry_timer_.expires_after(backoff_);
+  backoff_ = std::min(backoff_ * 2, core_.options.reconnect_max);
+  retry_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;  // cancelled: set_mode decided
+    retry_pending_ = false;
+    if (mode_.load() == Mode::kListed && !conn_ && !core_.stopping) connect();
+  });
+}
+
+void OutboundChannel::apply_backpressure(const std::vector<TaskId>& tasks, bool on) {
+  const int before = throttled_count_.load();
+  bool changed = false;
+  for (TaskId t : tasks) {
+    const auto i = static_cast<std::size_t>(t.value);
+    if (t.value < 0 || i >= core_.index.task_limit()) continue;
+    const std::uint8_t old = throttled_[i].exchange(on ? 1 : 0);
+    if (old != (on ? 1 : 0)) {
+      throttled_count_.fetch_add(on ? 1 : -1);
+      changed = true;
+    }
+  }
+  const int after = throttled_count_.load();
+  if (on && changed) TransportCounters::add(core_.counters.remote_backpressure_events, 1);
+  if (before == 0 && after > 0) throttled_since_ns_.store(now_ns());
+  if (before > 0 && after == 0) {
+    TransportCounters::add(core_.counters.remote_throttled_ns, throttled_ns_now());
+    throttled_since_ns_.store(0);
+  }
+  if (changed && !on) wake_producers();
+  core_.log.debug("worker {} {} {} task(s)", peer_name_, on ? "throttles" : "releases",
+                  tasks.size());
+}
+
+void OutboundChannel::clear_throttles() {
+  if (throttled_count_.load() == 0) return;
+  std::vector<TaskId> all;
+  for (std::size_t i = 0; i < core_.index.task_limit(); ++i) {
+    if (throttled_[i].load()) all.emplace_back(static_cast<std::int32_t>(i));
+  }
+  apply_backpressure(all, false);
+}
+
+std::uint64_t OutboundChannel::throttled_ns_now() const {
+  const std::int64_t since = throttled_since_ns_.load();
+  if (since == 0) return 0;
+  const std::int64_t now = now_ns();
+  return now > since ? static_cast<std::uint64_t>(now - since) : 0;
+}
+
+}  // namespace rstorm::transport

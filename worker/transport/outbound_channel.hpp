@@ -1,0 +1,98 @@
+// OutboundChannel: the sending side towards one peer worker. It is the
+// TupleSink executors push remote batches into: try_push encodes on the
+// caller's thread into the channel's pending buffer; the io thread connects
+// (hello, wait for the ack), writes the pending bytes in as few writes as it
+// can, reads the peer's backpressure messages, and reconnects with doubling
+// back-off after a failure.
+//
+// Thread contract: try_push / wait_for_space from any thread; everything else
+// on the io thread (public io methods are marked (io)).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "rstorm/worker/receive_queue.hpp"
+#include "worker/transport/core.hpp"
+
+namespace rstorm::transport {
+
+class OutboundChannel final : public worker::TupleSink {
+ public:
+  enum class Mode : std::uint8_t {
+    kUnlisted,  // a sink asked for before the peer was listed: holds, does not connect
+    kListed,    // in the peers list: connects and sends
+    kRemoved,   // dropped from the peers list: pushes are undeliverable
+    kStopped,   // the transport stopped: pushes are undeliverable
+  };
+
+  OutboundChannel(TransportCore& core, WorkerAddress peer);
+  ~OutboundChannel() override;
+
+  bool try_push(worker::Batch& batch) override;
+  void wait_for_space(std::chrono::microseconds timeout) override;
+
+  // (io) Listed: connect and send. Removed / stopped: close the connection and
+  // give every buffered envelope up with `reason`.
+  void set_mode(Mode mode, std::string_view reason);
+  const WorkerAddress& peer() const { return peer_; }
+  // (io) Time throttled so far, for stats.
+  std::uint64_t throttled_ns_now() const;
+
+ private:
+  struct Connection;
+
+  void connect();
+  void on_connected(const std::shared_ptr<Connection>& c);
+  void read_header(const std::shared_ptr<Connection>& c);
+  void read_body(const std::shared_ptr<Connection>& c, std::uint32_t length);
+  void on_frame(const std::shared_ptr<Connection>& c, const std::uint8_t* data, std::size_t size);
+  void write_pending();
+  void fail(const std::shared_ptr<Connection>& c, const std::string& reason, bool refused);
+  void close_connection(std::string_view reason);
+  void apply_backpressure(const std::vector<TaskId>& tasks, bool on);
+  void clear_throttles();
+  void give_up_buffered(std::vector<std::uint8_t>& in_flight, std::string_view reason);
+  void wake_producers();
+
+  TransportCore& core_;
+  const WorkerAddress peer_;
+  const std::string peer_name_;
+
+  // Guards pending_* and mode_ changes.
+  std::mutex mutex_;
+  std::vector<std::uint8_t> pending_;
+  std::uint64_t pending_frames_ = 0;
+  std::uint64_t pending_tuples_ = 0;
+  std::atomic<Mode> mode_{Mode::kUnlisted};
+
+  std::atomic<std::size_t> buffered_bytes_{0};
+  std::atomic<bool> write_scheduled_{false};
+  std::unique_ptr<std::atomic<std::uint8_t>[]> throttled_;  // by task id
+  std::atomic<int> throttled_count_{0};
+
+  std::mutex space_mutex_;
+  std::condition_variable space_cv_;
+  std::atomic<int> waiters_{0};
+  std::atomic<std::uint64_t> space_generation_{0};
+
+  // (io) state.
+  std::shared_ptr<Connection> conn_;
+  boost::asio::steady_timer retry_timer_;
+  bool retry_pending_ = false;
+  std::chrono::milliseconds backoff_;
+  bool ever_connected_ = false;
+  int failures_in_a_row_ = 0;
+  std::atomic<std::int64_t> throttled_since_ns_{0};  // 0: not throttled
+};
+
+}  // namespace rstorm::transport

@@ -1,0 +1,269 @@
+#include "worker/transport/transport.hpp"
+
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+
+#include "worker/transport/core.hpp"
+#include "worker/transport/inbound_session.hpp"
+#include "worker/transport/outbound_channel.hpp"
+
+namespace rstorm::transport {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+std::string WorkerAddress::to_string() const { return host + ":" + std::to_string(port); }
+
+TransportStats TransportCounters::snapshot() const {
+  TransportStats s;
+  auto get = [](const std::atomic<std::uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+  s.frames_sent = get(frames_sent);
+  s.bytes_sent = get(bytes_sent);
+  s.tuples_sent = get(tuples_sent);
+  s.frames_received = get(frames_received);
+  s.bytes_received = get(bytes_received);
+  s.tuples_received = get(tuples_received);
+  s.connects = get(connects);
+  s.reconnects = get(reconnects);
+  s.connection_errors = get(connection_errors);
+  s.frames_rejected = get(frames_rejected);
+  s.connections_refused = get(connections_refused);
+  s.undeliverable = get(undeliverable);
+  s.remote_backpressure_events = get(remote_backpressure_events);
+  s.remote_throttled_ns = get(remote_throttled_ns);
+  s.local_backpressure_events = get(local_backpressure_events);
+  return s;
+}
+
+struct Transport::Impl {
+  Impl(const worker::TopologyPlan& plan, TransportOptions options, InboundHandler* handler)
+      : core(plan, std::move(options), handler), acceptor(core.io) {}
+
+  TransportCore core;  // first: destroyed last
+  tcp::acceptor acceptor;
+  std::thread io_thread;
+  std::mutex mutex;  // guards channels, stopped
+  std::map<WorkerAddress, std::unique_ptr<OutboundChannel>> channels;
+  bool stopped = false;
+
+  // Runs `f` on the io thread and waits for it (inline when already there or
+  // when the io thread is gone).
+  template <typename F>
+  void on_io(F&& f) {
+    if (core.io.get_executor().running_in_this_thread() || !io_thread.joinable() ||
+        core.io.stopped()) {
+      f();
+      return;
+    }
+    std::promise<void> done;
+    asio::post(core.io, [&] {
+      f();
+      done.set_value();
+    });
+    done.get_future().wait();
+  }
+
+  Status listen() {
+    boost::system::error_code ec;
+    tcp::resolver resolver(core.io);
+    const std::string& host = core.options.self.host.empty() ? std::string("127.0.0.1")
+                                                             : core.options.self.host;
+    auto results = resolver.resolve(host, std::to_string(core.options.self.port), ec);
+    if (ec || results.empty()) {
+      return {ErrorCode::kInvalidArgument,
+              "cannot resolve this worker's address " + core.options.self.to_string() + ": " +
+                  ec.message()};
+    }
+    const tcp::endpoint endpoint = results.begin()->endpoint();
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      return {ErrorCode::kUnavailable, "cannot listen for other workers on " +
+                                           core.options.self.to_string() + ": " + ec.message()};
+    }
+    core.self = WorkerAddress{host, acceptor.local_endpoint().port()};
+    return {};
+  }
+
+  void accept() {
+    acceptor.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+      if (core.stopping) return;
+      if (ec) {
+        if (ec != asio::error::operation_aborted) {
+          core.log.warn("accepting a worker connection on {} failed: {}", core.self.to_string(),
+                        ec.message());
+          accept();
+        }
+        return;
+      }
+      auto session = std::make_shared<InboundSession>(core, std::move(socket));
+      core.sessions.insert(session);
+      session->start();
+      accept();
+    });
+  }
+
+  // (io) Tasks of this worker: options.local_tasks, or every plan task no peer runs.
+  void compute_local(const std::vector<PeerWorker>& peers) {
+    core.local.assign(core.index.task_limit(), 0);
+    if (!core.options.local_tasks.empty()) {
+      for (TaskId t : core.options.local_tasks) {
+        if (core.index.is_task(t)) core.local[static_cast<std::size_t>(t.value)] = 1;
+      }
+      return;
+    }
+    for (std::size_t t = 0; t < core.local.size(); ++t) {
+      core.local[t] = core.index.is_task(TaskId(static_cast<std::int32_t>(t))) ? 1 : 0;
+    }
+    for (const PeerWorker& p : peers) {
+      if (p.address == core.self) continue;
+      for (TaskId t : p.tasks) {
+        if (core.index.is_task(t)) core.local[static_cast<std::size_t>(t.value)] = 0;
+      }
+    }
+  }
+
+  OutboundChannel* channel(const WorkerAddress& peer) {
+    std::lock_guard lock(mutex);
+    auto& c = channels[peer];
+    if (!c) c = std::make_unique<OutboundChannel>(core, peer);
+    return c.get();
+  }
+};
+
+Transport::Transport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Transport::~Transport() { stop(); }
+
+Result<std::unique_ptr<Transport>> Transport::start(const worker::TopologyPlan& plan,
+                                                    TransportOptions options,
+                                                    InboundHandler* handler) {
+  if (!options.logger) return Status(ErrorCode::kInvalidArgument, "transport needs a logger");
+  if (handler == nullptr) {
+    return Status(ErrorCode::kInvalidArgument, "transport needs an inbound handler");
+  }
+  if (options.reconnect_min.count() < 1) options.reconnect_min = std::chrono::milliseconds(1);
+  if (options.reconnect_max < options.reconnect_min) options.reconnect_max = options.reconnect_min;
+  auto impl = std::make_unique<Impl>(plan, std::move(options), handler);
+  if (Status s = impl->listen(); !s.is_ok()) return s;
+  impl->compute_local({});
+  impl->accept();
+  Impl* raw = impl.get();
+  impl->io_thread = std::thread([raw] {
+    auto guard = asio::make_work_guard(raw->core.io);
+    raw->core.io.run();
+  });
+  return std::unique_ptr<Transport>(new Transport(std::move(impl)));
+}
+
+void Transport::stop() {
+  Impl& m = *impl_;
+  {
+    std::lock_guard lock(m.mutex);
+    if (m.stopped) return;
+    m.stopped = true;
+  }
+  // Everything is closed on the io thread, which then ends.
+  asio::post(m.core.io, [&m] {
+    m.core.stopping = true;
+    boost::system::error_code ignored;
+    m.acceptor.close(ignored);
+    auto sessions = m.core.sessions;
+    for (const auto& s : sessions) s->close("the transport is stopping");
+    std::vector<OutboundChannel*> channels;
+    {
+      std::lock_guard lock(m.mutex);
+      for (auto& [address, c] : m.channels) channels.push_back(c.get());
+    }
+    for (OutboundChannel* c : channels) {
+      c->set_mode(OutboundChannel::Mode::kStopped, "the transport is stopping");
+    }
+    m.core.io.stop();
+  });
+  if (m.io_thread.joinable()) m.io_thread.join();
+}
+
+void Transport::set_peers(std::vector<PeerWorker> peers) {
+  Impl& m = *impl_;
+  std::vector<OutboundChannel*> listed;
+  for (const PeerWorker& p : peers) {
+    if (p.address != m.core.self) listed.push_back(m.channel(p.address));
+  }
+  m.on_io([&] {
+    if (m.core.stopping) return;
+    m.compute_local(peers);
+    m.core.allowed.clear();
+    for (const PeerWorker& p : peers) m.core.allowed.insert(p.address);
+    // Inbound connections from workers that left the assignment are closed.
+    auto sessions = m.core.sessions;
+    for (const auto& s : sessions) {
+      if (s->accepted() && !m.core.allowed.contains(s->claimed())) {
+        m.core.log.info("closing the connection from worker {}: no longer in the assignment",
+                        s->claimed().to_string());
+        s->close("the sending worker left the assignment");
+      }
+    }
+    std::vector<OutboundChannel*> all;
+    {
+      std::lock_guard lock(m.mutex);
+      for (auto& [address, c] : m.channels) all.push_back(c.get());
+    }
+    for (OutboundChannel* c : all) {
+      if (std::find(listed.begin(), listed.end(), c) != listed.end()) {
+        c->set_mode(OutboundChannel::Mode::kListed, "");
+      } else if (m.core.allowed.contains(c->peer()) || c->peer() == m.core.self) {
+        continue;
+      } else {
+        c->set_mode(OutboundChannel::Mode::kRemoved,
+                    "worker " + c->peer().to_string() + " is no longer in the assignment");
+      }
+    }
+  });
+}
+
+worker::TupleSink* Transport::sink(const WorkerAddress& peer) {
+  OutboundChannel* c = impl_->channel(peer);
+  bool stopped;
+  {
+    std::lock_guard lock(impl_->mutex);
+    stopped = impl_->stopped;
+  }
+  if (stopped) {
+    impl_->on_io([&] { c->set_mode(OutboundChannel::Mode::kStopped, "the transport is stopped"); });
+  }
+  return c;
+}
+
+void Transport::set_backpressure(const std::vector<TaskId>& tasks, bool on) {
+  if (tasks.empty()) return;
+  Impl& m = *impl_;
+  if (on) TransportCounters::add(m.core.counters.local_backpressure_events, 1);
+  asio::post(m.core.io, [&m, tasks, on] {
+    for (TaskId t : tasks) {
+      if (on) {
+        m.core.throttled.insert(t.value);
+      } else {
+        m.core.throttled.erase(t.value);
+      }
+    }
+    for (const auto& s : m.core.sessions) s->send_backpressure(tasks, on);
+  });
+}
+
+TransportStats Transport::stats() const {
+  TransportStats s = impl_->core.counters.snapshot();
+  std::lock_guard lock(impl_->mutex);
+  for (const auto& [address, c] : impl_->channels) s.remote_throttled_ns += c->throttled_ns_now();
+  return s;
+}
+
+WorkerAddress Transport::listen_address() const { return impl_->core.self; }
+
+}  // namespace rstorm::transport
