@@ -156,8 +156,8 @@ void BoltExecutor::execute(Task& task, const Tuple& input) {
   }
   bump(stats_.executed);
   if (sample) {
-    bump(stats_.execute_ns, static_cast<std::uint64_t>(now_ns() - start));
-    bump(stats_.execute_samples);
+    record_latency(stats_.execute_ns, stats_.execute_samples, stats_.execute_latency,
+                   static_cast<std::uint64_t>(now_ns() - start));
   }
 }
 

@@ -1,9 +1,16 @@
 #include "rstorm/worker/local_runner.hpp"
 
 #include <cstdio>
+#include <random>
 #include <thread>
 
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include "common/metrics/exposer.hpp"
+#include "common/metrics/process_metrics.hpp"
 #include "rstorm/topology_library.hpp"
+#include "rstorm/worker/runtime_metrics.hpp"
+#include "rstorm/worker/topology_runtime.hpp"
 
 namespace rstorm::worker {
 namespace {
@@ -77,9 +84,33 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
     return api::Status::errors(std::move(problems));
   }
   const std::string name = options.name.empty() ? loaded->name() : options.name;
-  LocalCluster cluster;
-  api::Status submitted = cluster.submit(name, options.config, *topology);
-  if (!submitted.is_ok()) return submitted;
+  // The runtime directly (not LocalCluster) so that /metrics can read its executors.
+  std::random_device rd;
+  auto created = TopologyRuntime::create(
+      name, options.config, *topology,
+      std::make_shared<spdlog::logger>("worker", std::make_shared<spdlog::sinks::stderr_sink_mt>()),
+      (static_cast<std::uint64_t>(rd()) << 32) ^ rd());
+  if (!created.ok()) {
+    return api::Status::error("cannot run topology '" + name + "': " + created.status().message());
+  }
+  std::unique_ptr<TopologyRuntime> runtime = std::move(created).value();
+  metrics::Registry registry;
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (options.metrics_port >= 0) {
+    auto server = metrics::MetricsServer::start(options.metrics_host, options.metrics_port, registry);
+    if (!server.ok()) return server.status();
+    metrics_server = std::move(server).value();
+  }
+  runtime->start();
+  const TopologyRuntime& rt = *runtime;
+  RuntimeMetrics runtime_metrics(registry, name, [&rt](const ExecutorVisitor& visit) {
+    for (const auto& e : rt.executors()) visit(*e);
+  });
+  metrics::CollectorHandle process_metrics = metrics::add_process_metrics(registry);
+  if (metrics_server) {
+    out << "rstorm local: metrics at " << metrics_server->url() << std::endl;
+    if (options.on_metrics_ready) options.on_metrics_ready(metrics_server->target());
+  }
   out << "rstorm local: running '" << name << "' from " << options.library_path << " ("
       << topology->components().size() << " components); "
       << (options.duration.count() > 0
@@ -100,8 +131,7 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
   while (!stopped()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (clock::now() < next_report) continue;
-    auto s = cluster.stats(name);
-    if (!s.ok()) break;
+    std::optional<TopologyStats> s = runtime->stats();
     const double interval = std::chrono::duration<double>(clock::now() - previous_at).count();
     char head[96];
     std::snprintf(head, sizeof head, "[%6.1fs] in flight %llu\n", s->uptime_secs,
@@ -111,9 +141,14 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
     previous_at = clock::now();
     next_report += options.report_interval;
   }
-  auto last = cluster.stats(name);
-  (void)cluster.kill(name, options.kill_wait);
-  if (last.ok()) {
+  std::optional<TopologyStats> last = runtime->stats();
+  runtime->deactivate();
+  const auto kill_deadline = clock::now() + options.kill_wait;
+  while (runtime->in_flight() > 0 && clock::now() < kill_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  runtime->stop();
+  {
     char head[128];
     std::snprintf(head, sizeof head, "rstorm local: '%s' stopped after %.1f s; totals and mean rates:\n",
                   name.c_str(), last->uptime_secs);

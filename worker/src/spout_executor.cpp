@@ -106,7 +106,12 @@ void SpoutExecutor::run() {
     }
   }
   while (!stop_requested()) {
+    const std::int64_t previous = now_ns_;
     const std::int64_t now = now_ns_ = now_ns();
+    // Time since the last pass counts as throttled when that pass was.
+    if (stats_.throttled.load(std::memory_order_relaxed)) {
+      bump(stats_.throttled_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - previous)));
+    }
     bool work = drain_queue();
     apply_activation();
     if (now >= next_sweep_ns_) {
@@ -206,8 +211,8 @@ void SpoutExecutor::complete(std::uint64_t root, bool acked) {
   try {
     if (acked) {
       bump(stats_.acked);
-      bump(stats_.complete_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns_ - emitted_ns)));
-      bump(stats_.complete_samples);
+      record_latency(stats_.complete_ns, stats_.complete_samples, stats_.complete_latency,
+                     static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns_ - emitted_ns)));
       t.spout->ack(msg_id);
     } else {
       bump(stats_.failed);

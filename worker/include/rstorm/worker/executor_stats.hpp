@@ -4,10 +4,32 @@
 // layer reads them at scrape time.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace rstorm::worker {
+
+// Latency histogram with fixed bucket bounds (1 us .. 10 s, the same bounds
+// as metrics::latency_buckets_seconds()): one relaxed counter per bucket,
+// written by one thread, no lock and no allocation per record.
+struct LatencyBuckets {
+  static constexpr std::array<std::uint64_t, 22> kUpperBoundsNs = {
+      1'000,       2'500,       5'000,         10'000,        25'000,       50'000,
+      100'000,     250'000,     500'000,       1'000'000,     2'500'000,    5'000'000,
+      10'000'000,  25'000'000,  50'000'000,    100'000'000,   250'000'000,  500'000'000,
+      1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
+  static constexpr std::size_t kBuckets = kUpperBoundsNs.size() + 1;  // last: +Inf
+
+  static std::size_t bucket_of(std::uint64_t ns) {
+    std::size_t i = 0;
+    while (i < kUpperBoundsNs.size() && ns > kUpperBoundsNs[i]) ++i;
+    return i;
+  }
+
+  std::array<std::atomic<std::uint64_t>, kBuckets> counts{};  // not cumulative
+};
 
 struct alignas(64) ExecutorStats {
   std::atomic<std::uint64_t> emitted{0};      // emit calls
@@ -22,11 +44,22 @@ struct alignas(64) ExecutorStats {
   std::atomic<std::uint64_t> complete_samples{0};
   std::atomic<std::uint64_t> backpressure_waits{0};  // times a full queue made it wait
   std::atomic<bool> throttled{false};                // spout: not calling next_tuple
+  std::atomic<std::uint64_t> throttled_ns{0};        // spout: time spent throttled
+  LatencyBuckets execute_latency;   // sampled executes, as execute_ns
+  LatencyBuckets complete_latency;  // every completed tree, as complete_ns
 };
 
 // Single-writer increment.
 inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n = 1) {
   counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// Single-writer record of one latency: sum, count and bucket.
+inline void record_latency(std::atomic<std::uint64_t>& sum_ns, std::atomic<std::uint64_t>& count,
+                           LatencyBuckets& buckets, std::uint64_t ns) {
+  bump(sum_ns, ns);
+  bump(count);
+  bump(buckets.counts[LatencyBuckets::bucket_of(ns)]);
 }
 
 }  // namespace rstorm::worker

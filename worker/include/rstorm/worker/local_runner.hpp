@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -24,6 +25,11 @@ struct LocalRunOptions {
   std::chrono::milliseconds report_interval{5000};    // between live lines
   std::chrono::milliseconds kill_wait{1000};          // for in-flight tuples at the end
   const std::atomic<bool>* interrupted = nullptr;     // e.g. set by a SIGINT handler
+  // Serve /metrics (runtime_metrics.hpp) while running: -1 (default) no, 0 any free port.
+  int metrics_port = -1;
+  std::string metrics_host = "127.0.0.1";
+  // Called once /metrics listens, with its host:port (e.g. to start Prometheus).
+  std::function<void(const std::string& target)> on_metrics_ready;
 };
 
 // Fails (nothing run) when the library cannot be loaded or has no topology, the

@@ -1,0 +1,119 @@
+#include "rstorm/worker/runtime_metrics.hpp"
+
+#include <array>
+#include <map>
+
+namespace rstorm::worker {
+namespace {
+
+constexpr double kNsPerSecond = 1e9;
+
+double get(const std::atomic<std::uint64_t>& c) {
+  return static_cast<double>(c.load(std::memory_order_relaxed));
+}
+
+// Executor latency buckets summed over the executors of one component.
+struct ComponentLatency {
+  std::array<std::uint64_t, LatencyBuckets::kBuckets> counts{};
+  std::uint64_t sum_ns = 0;
+  bool is_spout = false;
+  bool any = false;
+
+  void add(const LatencyBuckets& b, const std::atomic<std::uint64_t>& sum) {
+    // Counts and sum are read while the executor may record: each stays
+    // monotonic, which is what Prometheus needs; they may disagree by a sample.
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      counts[i] += b.counts[i].load(std::memory_order_relaxed);
+    }
+    sum_ns += sum.load(std::memory_order_relaxed);
+    any = true;
+  }
+};
+
+metrics::Labels with(const metrics::Labels& base, const metrics::Labels& extra) {
+  metrics::Labels out = base;
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
+}  // namespace
+
+void collect_executor_metrics(metrics::Snapshot& out, const std::string& topology,
+                              const ExecutorSource& source, const metrics::Labels& extra_labels) {
+  std::map<std::string, ComponentLatency> latency;
+  source([&](const Executor& e) {
+    const ExecutorPlan& plan = e.plan();
+    const ComponentPlan& component = *plan.component;
+    const bool is_spout = component.role == ExecutorRole::kSpout;
+    const metrics::Labels labels = with(
+        {{"topology", topology},
+         {"component", component.id},
+         {"executor", plan.tasks.empty() ? std::string("-") : std::to_string(plan.tasks.front().value)}},
+        extra_labels);
+    const ExecutorStats& s = e.stats();
+    out.counter("rstorm_tuples_emitted_total", "Tuples emitted (emit calls)", labels, get(s.emitted));
+    out.counter("rstorm_tuples_transferred_total", "Tuples sent to tasks (emits times targets)",
+                labels, get(s.transferred));
+    out.counter("rstorm_tuples_acked_total",
+                "Spouts: tuple trees completed; bolts: inputs acked", labels, get(s.acked));
+    out.counter("rstorm_tuples_failed_total",
+                "Spouts: tuple trees failed or timed out; bolts: inputs failed", labels,
+                get(s.failed));
+    if (!is_spout) {
+      out.counter("rstorm_tuples_executed_total", "Bolts: inputs executed", labels,
+                  get(s.executed));
+    }
+    out.counter("rstorm_task_errors_total", "Exceptions and reported errors of tasks", labels,
+                get(s.errors));
+    // The queue's depth and capacity are read-only views; the accessor is
+    // not const on Executor.
+    const ReceiveQueue& q = const_cast<Executor&>(e).queue();
+    out.gauge("rstorm_receive_queue_depth_batches", "Batches waiting in the receive queue",
+              labels, static_cast<double>(q.depth()));
+    out.gauge("rstorm_receive_queue_capacity_batches", "Capacity of the receive queue in batches",
+              labels, static_cast<double>(q.capacity()));
+    out.counter("rstorm_backpressure_waits_total",
+                "Times a full destination queue made this executor wait", labels,
+                get(s.backpressure_waits));
+    if (is_spout) {
+      out.gauge("rstorm_backpressure_active",
+                "1 while the spout is throttled by a full queue (next_tuple not called)", labels,
+                s.throttled.load(std::memory_order_relaxed) ? 1.0 : 0.0);
+      out.counter("rstorm_backpressure_throttled_seconds_total",
+                  "Time the spout spent throttled by backpressure", labels,
+                  get(s.throttled_ns) / kNsPerSecond);
+      out.gauge("rstorm_spout_pending_tuples", "Reliable tuples emitted and not yet acked or failed",
+                labels, static_cast<double>(e.in_flight()));
+    }
+    auto& l = latency[component.id];
+    l.is_spout = is_spout;
+    if (is_spout) {
+      l.add(s.complete_latency, s.complete_ns);
+    } else if (component.role == ExecutorRole::kBolt) {
+      l.add(s.execute_latency, s.execute_ns);
+    }
+  });
+  const auto& bounds = metrics::latency_buckets_seconds();
+  for (const auto& [component, l] : latency) {
+    if (!l.any) continue;
+    const metrics::Labels labels = with({{"topology", topology}, {"component", component}}, extra_labels);
+    if (l.is_spout) {
+      out.histogram("rstorm_complete_latency_seconds",
+                    "Spouts: time from emit to the ack of the whole tuple tree", labels, bounds,
+                    l.counts.data(), static_cast<double>(l.sum_ns) / kNsPerSecond);
+    } else {
+      out.histogram("rstorm_execute_latency_seconds",
+                    "Bolts: time in execute(), sampled one execute in 32", labels, bounds,
+                    l.counts.data(), static_cast<double>(l.sum_ns) / kNsPerSecond);
+    }
+  }
+}
+
+RuntimeMetrics::RuntimeMetrics(metrics::Registry& registry, std::string topology,
+                               ExecutorSource source, metrics::Labels extra_labels)
+    : handle_(registry, [topology = std::move(topology), source = std::move(source),
+                         extra = std::move(extra_labels)](metrics::Snapshot& out) {
+        collect_executor_metrics(out, topology, source, extra);
+      }) {}
+
+}  // namespace rstorm::worker
