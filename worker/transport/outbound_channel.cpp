@@ -317,6 +317,7 @@ void OutboundChannel::write_pending() {
                       TransportCounters::add(k.frames_sent, c->writing_frames);
                       TransportCounters::add(k.tuples_sent, c->writing_tuples);
                       buffered_bytes_.fetch_sub(c->writing.size());
+                      c->writing.clear();
                       {
                         // Hand the drained buffer back for reuse when it is the larger one.
                         std::lock_guard lock(mutex_);
@@ -335,9 +336,11 @@ void OutboundChannel::fail(const std::shared_ptr<Connection>& c, const std::stri
   if (c != conn_) return;
   const bool was_connected = c->handshaken;
   if (was_connected) {
-    TransportCounters::add(core_.counters.connection_errors, 1);
     core_.log.warn("connection to worker {} lost: {}", peer_name_, reason);
     close_connection("connection to worker " + peer_name_ + " lost: " + reason);
+    // Counted once the buffer was given up: a producer that sees the count
+    // knows its next push waits for the next connection.
+    TransportCounters::add(core_.counters.connection_errors, 1);
   } else {
     if (failures_in_a_row_ == 0 || refused) {
       core_.log.warn("cannot connect to worker {}: {}; retrying with back-off up to {} ms",

@@ -1,0 +1,196 @@
+// Shared pieces of the transport tests: a small topology plan, envelopes of
+// every kind, an InboundHandler that counts (and can refuse), and a logger
+// whose lines the tests read back.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "rstorm/topology_builder.hpp"
+#include "rstorm/worker/topology_plan.hpp"
+#include "worker/transport/transport.hpp"
+
+namespace rstorm::transport::testing {
+
+// Components (tasks numbered by component id, ackers last):
+//   "sink" bolt, 4 tasks: 1..4; "src" spout, 1 task: 5, streams "default"
+//   (fields a b c) and "side" (x); "__acker": 6.
+// Worker A runs 1, 2, 5; worker B runs 3, 4, 6.
+inline constexpr std::int32_t kSrcTask = 5;
+inline constexpr std::int32_t kAckerTask = 6;
+
+class NoopSpout : public Spout {
+ public:
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector&) override {}
+  void next_tuple() override {}
+  void declare_output_fields(OutputFieldsDeclarer& d) override {
+    d.declare(Fields({"a", "b", "c"}));
+    d.declare_stream("side", Fields({"x"}));
+  }
+};
+
+class NoopBolt : public Bolt {
+ public:
+  void prepare(const Config&, const TopologyContext&, OutputCollector&) override {}
+  void execute(const Tuple&) override {}
+  void declare_output_fields(OutputFieldsDeclarer&) override {}
+};
+
+inline std::unique_ptr<worker::TopologyPlan> make_test_plan() {
+  TopologyBuilder b;
+  b.set_spout("src", [] { return std::make_unique<NoopSpout>(); });
+  b.set_bolt("sink", [] { return std::make_unique<NoopBolt>(); }, 4).shuffle_grouping("src");
+  auto topology = b.build();
+  if (!topology.ok()) throw std::runtime_error(topology.status().message());
+  Config config;
+  config.set("topology.acker.executors", std::int64_t{1}, "test");
+  auto plan = worker::make_plan("t", config, *topology);
+  if (!plan.ok()) throw std::runtime_error(plan.status().message());
+  return std::move(*plan);
+}
+
+inline const StreamInfo* stream_info(const worker::TopologyPlan& plan, std::string_view stream) {
+  return &plan.find_component("src")->find_stream(stream)->info;
+}
+
+// A data tuple from "src" with sequence number `seq` in field a.
+inline worker::Envelope data_envelope(const worker::TopologyPlan& plan, std::int32_t dest,
+                                      std::int64_t seq) {
+  worker::Envelope e;
+  e.dest = TaskId(dest);
+  e.tuple = Tuple(stream_info(plan, "default"), TaskId(kSrcTask),
+                  Values{Value(seq), Value("word"), Value(seq * 0.5)});
+  e.tuple.mutable_anchors().xor_in(static_cast<std::uint64_t>(seq) + 1, 0x9e3779b97f4a7c15ULL);
+  return e;
+}
+
+// Counts what arrives; `refuse` makes deliver() take nothing.
+class CountingHandler : public InboundHandler {
+ public:
+  bool deliver(worker::Batch& batch) override {
+    if (refuse.load()) {
+      refusals.fetch_add(1);
+      return false;
+    }
+    {
+      std::lock_guard lock(mutex);
+      for (const auto& e : batch) {
+        if (keep) kept.push_back(e);
+        if (e.kind == worker::MessageKind::kTuple && !e.tuple.values().empty() &&
+            e.tuple.values()[0].type() == ValueType::kInt) {
+          const std::int64_t seq = e.tuple.values()[0].as_int();
+          if (track_each) ++seen[seq];
+          if (seq != next_seq) ++out_of_order;
+          next_seq = seq + 1;
+        } else {
+          ++controls;
+        }
+      }
+    }
+    delivered.fetch_add(batch.size());
+    batch.clear();
+    return true;
+  }
+  void undeliverable(worker::Batch& batch, std::string_view reason) override {
+    {
+      std::lock_guard lock(mutex);
+      last_reason = std::string(reason);
+      for (const auto& e : batch) {
+        if (track_each && e.kind == worker::MessageKind::kTuple && !e.tuple.values().empty()) {
+          ++seen_undeliverable[e.tuple.values()[0].as_int()];
+        }
+      }
+    }
+    undelivered.fetch_add(batch.size());
+    batch.clear();
+  }
+
+  std::atomic<bool> refuse{false};
+  std::atomic<std::uint64_t> refusals{0};
+  std::atomic<std::uint64_t> delivered{0};
+  std::atomic<std::uint64_t> undelivered{0};
+  bool keep = false;        // keep copies of delivered envelopes
+  bool track_each = false;  // count every sequence number
+  std::mutex mutex;
+  std::int64_t next_seq = 0;        // data tuples arrive in sequence order...
+  std::uint64_t out_of_order = 0;   // ... or are counted here
+  std::uint64_t controls = 0;       // control messages delivered
+  std::vector<worker::Envelope> kept;
+  std::map<std::int64_t, int> seen;
+  std::map<std::int64_t, int> seen_undeliverable;
+  std::string last_reason;
+};
+
+// A logger whose formatted lines tests can read.
+struct CapturedLog {
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink =
+      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000);
+  std::shared_ptr<spdlog::logger> logger;
+
+  explicit CapturedLog(const std::string& name) {
+    logger = std::make_shared<spdlog::logger>(name, sink);
+    logger->set_level(spdlog::level::info);
+    sink->set_pattern("%l %v");
+  }
+  // Lines containing `needle`.
+  std::vector<std::string> lines_with(const std::string& needle) const {
+    std::vector<std::string> out;
+    for (auto& l : sink->last_formatted()) {
+      if (l.find(needle) != std::string::npos) out.push_back(l);
+    }
+    return out;
+  }
+  std::string all() const {
+    std::string s;
+    for (auto& l : sink->last_formatted()) s += l;
+    return s;
+  }
+};
+
+inline TransportOptions options_for(const std::string& topology, std::vector<TaskId> local,
+                                    std::shared_ptr<spdlog::logger> logger, int port = 0) {
+  TransportOptions o;
+  o.topology_id = topology;
+  o.self = WorkerAddress{"127.0.0.1", port};
+  o.local_tasks = std::move(local);
+  o.reconnect_min = std::chrono::milliseconds(10);
+  o.reconnect_max = std::chrono::milliseconds(100);
+  o.logger = std::move(logger);
+  return o;
+}
+
+// Pushes data envelopes with sequence numbers [first, first + n) to
+// alternating `dests`, in batches of `batch_size`, waiting whenever the sink
+// refuses. False when the sink kept refusing past `deadline`.
+inline bool push_all(worker::TupleSink* sink, const worker::TopologyPlan& plan,
+                     std::vector<std::int32_t> dests, std::int64_t first, std::int64_t n,
+                     std::size_t batch_size = 256,
+                     std::chrono::seconds deadline = std::chrono::seconds(120)) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  worker::Batch batch;
+  std::int64_t seq = first;
+  while (seq < first + n || !batch.empty()) {
+    while (batch.size() < batch_size && seq < first + n) {
+      batch.push_back(data_envelope(plan, dests[static_cast<std::size_t>(seq) % dests.size()], seq));
+      ++seq;
+    }
+    while (!sink->try_push(batch)) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      sink->wait_for_space(std::chrono::milliseconds(5));
+    }
+  }
+  return true;
+}
+
+inline std::vector<TaskId> tasks_of_a() { return {TaskId(1), TaskId(2), TaskId(kSrcTask)}; }
+inline std::vector<TaskId> tasks_of_b() { return {TaskId(3), TaskId(4), TaskId(kAckerTask)}; }
+
+}  // namespace rstorm::transport::testing
