@@ -45,6 +45,12 @@ class ClusterPaths {
                          int port) const;
   std::string errors() const { return root_ + "/errors"; }
   std::string errors(std::string_view topology_id) const { return join_path(errors(), topology_id); }
+  // Which nimbuses hold a topology's code and structure: one ephemeral child
+  // per nimbus ("host:port") under code_replicas(topology id).
+  std::string code_replicas() const { return root_ + "/blobstore"; }
+  std::string code_replicas(std::string_view topology_id) const {
+    return join_path(code_replicas(), topology_id);
+  }
   std::string backpressure() const { return root_ + "/backpressure"; }
   std::string backpressure(std::string_view topology_id) const {
     return join_path(backpressure(), topology_id);

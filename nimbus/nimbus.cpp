@@ -26,6 +26,9 @@ NimbusOptions NimbusOptions::from_config(const Config& config) {
   o.supervisor_timeout = secs(keys::kNimbusSupervisorTimeoutSecs, o.supervisor_timeout);
   o.task_timeout = secs(keys::kNimbusTaskTimeoutSecs, o.task_timeout);
   o.task_launch = secs("nimbus.task.launch.secs", o.task_launch);
+  o.min_replication = static_cast<int>(
+      config.get_int("topology.min.replication.count", o.min_replication));
+  o.max_replication_wait = secs("topology.max.replication.wait.time.sec", o.max_replication_wait);
   o.default_kill_wait_secs =
       static_cast<int>(config.get_int(keys::kTopologyMessageTimeoutSecs, o.default_kill_wait_secs));
   o.chunk_bytes = static_cast<std::size_t>(
@@ -319,6 +322,7 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
     (void)blobs_.remove(topology_blob_key(id));
     return created.status();
   }
+  publish_replicas({record});
   logger_.info("submitted topology {} as {} ({} executors)", name, id, request->executors.size());
   trigger();
   return id;

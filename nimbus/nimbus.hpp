@@ -60,6 +60,12 @@ struct NimbusOptions {
   std::chrono::milliseconds task_launch{120000};
   // Kill wait when the client gives none. Default 30 (topology.message.timeout.secs).
   int default_kill_wait_secs = 30;
+  // A new topology is scheduled only once this many nimbuses hold its code
+  // (so a failover right after submit finds it), or after max_replication_wait.
+  // Default 1 (topology.min.replication.count; dev-cluster sets its nimbus count).
+  int min_replication = 1;
+  // Default 60 s (topology.max.replication.wait.time.sec; negative: wait forever).
+  std::chrono::milliseconds max_replication_wait{60000};
   // Download chunk size. Default 1 MiB (storm.blobstore.chunk.size.bytes).
   std::size_t chunk_bytes = 1 << 20;
   // Milliseconds since the epoch. Default: the system clock. Tests may inject one.
@@ -156,6 +162,12 @@ class Nimbus {
   void standby_sync();
   std::map<std::string, thrift::SupervisorInfo> live_supervisors(std::int64_t now_ms);
   void finish_kill(const thrift::TopologyRecord& record);
+  // Registers this nimbus (ephemeral node) as holding the code and structure of
+  // every live topology whose blobs it has. Monitor thread and submit().
+  void publish_replicas(const std::vector<thrift::TopologyRecord>& records);
+  // Whether a topology not yet assigned may be scheduled: enough nimbuses hold
+  // its code, or the replication wait is over (logged once either way).
+  bool replicated_enough(const thrift::TopologyRecord& record, std::int64_t now_ms);
   Status apply_rebalance(thrift::TopologyRecord record, const PendingRebalance& pending);
   bool worker_dead(const SlotKey& slot, std::int64_t now_ms);
   void write_outcome(const thrift::TopologyRecord& record,
@@ -194,6 +206,7 @@ class Nimbus {
   std::map<std::string, Loaded> loaded_;                            // guarded by mutex_
   std::map<std::string, std::int64_t> supervisor_beats_;            // id -> ms; guarded by mutex_
   std::map<std::string, std::int64_t> supervisor_seen_;             // id -> ms; guarded by mutex_
+  std::set<std::string> replication_logged_;                        // monitor thread only
   std::set<std::string> reported_dead_;                             // guarded by mutex_
   std::map<SlotKey, std::int64_t> worker_beats_;                    // guarded by mutex_
   std::map<std::string, std::set<std::string>> error_nodes_;         // written; guarded by mutex_

@@ -132,7 +132,61 @@ bool Nimbus::worker_dead(const SlotKey& slot, std::int64_t now_ms) {
   return now_ms - since > options_.task_launch.count();
 }
 
+void Nimbus::publish_replicas(const std::vector<thrift::TopologyRecord>& records) {
+  const std::string me = self_.host + ":" + std::to_string(self_.port);
+  for (const auto& r : records) {
+    if (r.status == thrift::TopologyStatus::KILLED) continue;
+    if (!blobs_.info(r.code_blob_key) || !blobs_.info(r.structure_blob_key)) continue;
+    const std::string dir = paths_.code_replicas(r.id);
+    const std::string node = dir + "/" + me;
+    auto there = store_.exists(node);
+    if (there && *there) continue;
+    if (Status s = store_.ensure_path(dir); !s) {
+      logger_.warn("cannot record that this nimbus holds the code of {}: {}", r.id, s.message());
+      continue;
+    }
+    auto created = store_.create(node, "", CreateMode::kEphemeral);
+    if (!created && created.status().code() != ErrorCode::kAlreadyExists) {
+      logger_.warn("cannot record that this nimbus holds the code of {}: {}", r.id,
+                   created.status().message());
+    }
+  }
+}
+
+bool Nimbus::replicated_enough(const thrift::TopologyRecord& record, std::int64_t now_ms) {
+  if (options_.min_replication <= 1) return true;
+  // The watch wakes this leader as soon as a standby registers its copy.
+  auto holders = store_.children(paths_.code_replicas(record.id),
+                                 [this](const WatchEvent&) { trigger(); });
+  const int have = holders ? static_cast<int>(holders->size()) : 0;
+  if (have >= options_.min_replication) {
+    if (replication_logged_.erase(record.id)) {
+      logger_.info("code of {} is on {} nimbuses: scheduling it", record.id, have);
+    }
+    return true;
+  }
+  const std::int64_t waited = now_ms - record.launch_time_ms;
+  const std::int64_t limit = options_.max_replication_wait.count();
+  if (limit >= 0 && waited >= limit) {
+    if (replication_logged_.insert(record.id + "/gave-up").second) {
+      logger_.warn(
+          "code of {} is on {} of {} nimbuses after {} ms "
+          "(topology.max.replication.wait.time.sec): scheduling it anyway; a failover before "
+          "the others copy it would lose it",
+          record.id, have, options_.min_replication, waited);
+    }
+    return true;
+  }
+  if (replication_logged_.insert(record.id).second) {
+    logger_.info("waiting until {} nimbuses hold the code of {} (topology.min.replication.count); "
+                 "{} so far",
+                 options_.min_replication, record.id, have);
+  }
+  return false;
+}
+
 void Nimbus::finish_kill(const thrift::TopologyRecord& record) {
+  (void)store_.remove_recursive(paths_.code_replicas(record.id));
   (void)store_.remove(paths_.assignment(record.id));
   (void)store_.remove_recursive(paths_.workerbeats(record.id));
   (void)store_.remove_recursive(paths_.errors(record.id));
@@ -193,6 +247,7 @@ void Nimbus::leader_round() {
     logger_.warn("cannot read topologies: {}", records.status().message());
     return;
   }
+  publish_replicas(*records);
   scheduler::Cluster cluster;
   for (const auto& [id, info] : supervisors) {
     scheduler::NodeSpec node;
@@ -264,6 +319,7 @@ void Nimbus::leader_round() {
       auto decoded = decode_thrift<thrift::Assignment>(node->data, "Assignment");
       if (decoded) assignment = std::move(*decoded);
     }
+    if (!assignment && !replicated_enough(record, t)) continue;
     scheduler::TopologyRequest request = loaded->request;
     request.current.assign(request.executors.size(), std::nullopt);
     if (assignment) {
@@ -414,7 +470,10 @@ void Nimbus::standby_sync() {
       if (!wanted.count(key)) (void)blobs_.remove(key);
     }
   }
-  if (missing.empty()) return;
+  if (missing.empty()) {
+    publish_replicas(*records);
+    return;
+  }
   auto at = leader();
   if (!at || (at->host == self_.host && at->port == self_.port)) return;
   NimbusClient::Options options;
@@ -439,6 +498,7 @@ void Nimbus::standby_sync() {
     }
     progress = progress || put.is_ok();
   }
+  publish_replicas(*records);
   // Blobs may have appeared on the leader meanwhile: look again soon.
   if (progress) trigger();
 }

@@ -210,6 +210,12 @@ Status DevCluster::start_all() {
     p.log = dir / "nimbus.log";
     p.args = daemon_args(dir / "local");
     p.args.insert(p.args.end(), {"-c", "nimbus.thrift.port=" + std::to_string(nimbus_ports_[static_cast<std::size_t>(i)])});
+    // Every nimbus holds a topology's code before it runs, so any of them can
+    // take over (an explicit override from the caller still wins).
+    if (options_.nimbuses > 1) {
+      p.args.insert(p.args.end() - 2,
+                    {"-c", "topology.min.replication.count=" + std::to_string(options_.nimbuses)});
+    }
     if (Status s = launch(p); !s) return s;
     nimbuses_.push_back(std::move(p));
   }

@@ -51,7 +51,10 @@ TEST(FailoverClientTest, ListWithTheDevClusterConfigWorksAfterTheLeadingNimbusDi
             std::string::npos)
       << yaml;
 
-  auto submit = run_cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--config", config});
+  // --wait: running means scheduled, which with two nimbuses means both hold
+  // the code (topology.min.replication.count), so the survivor can run it.
+  auto submit =
+      run_cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--config", config, "--wait"});
   ASSERT_EQ(submit.exit_code, 0) << submit.output;
 
   // Which nimbus leads: the one a client following the leader ends up on.
@@ -98,6 +101,19 @@ TEST(FailoverClientTest, ListWithTheDevClusterConfigWorksAfterTheLeadingNimbusDi
                (*client)->address().port == survivor_port;
       },
       90s));
+  // The survivor runs the topology: it can be deactivated and activated.
+  CliResult deactivate;
+  EXPECT_TRUE(eventually(
+      [&] {
+        deactivate = run_cli({"deactivate", "wc", "--config", config});
+        return deactivate.exit_code != 3;  // 3: no nimbus reachable yet
+      },
+      30s));
+  EXPECT_EQ(deactivate.exit_code, 0)
+      << "exit " << deactivate.exit_code << ": " << deactivate.output << "\n"
+      << run_cli({"describe", "wc", "--config", config}).output;
+  auto activate = run_cli({"activate", "wc", "--config", config});
+  EXPECT_EQ(activate.exit_code, 0) << activate.output;
   cluster->stop();
 }
 

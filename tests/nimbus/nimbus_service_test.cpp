@@ -395,3 +395,50 @@ TEST_F(NimbusServiceTest, RebalanceChangesExecutorsAndBumpsTheAssignment) {
 
 }  // namespace
 }  // namespace rstorm::nimbus::testing
+
+namespace rstorm::nimbus::testing {
+namespace {
+
+// Two nimbuses configured (topology.min.replication.count = 2), no wait limit:
+// a topology is scheduled only once a second nimbus holds its code.
+class ReplicationTest : public NimbusFixture {
+ protected:
+  NimbusOptions options() override {
+    NimbusOptions o = NimbusFixture::options();
+    o.min_replication = 2;
+    o.max_replication_wait = std::chrono::milliseconds(-1);
+    return o;
+  }
+};
+
+TEST_F(ReplicationTest, TopologyWaitsUntilEnoughNimbusesHoldItsCode) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  // The leader registered itself as holding the code.
+  auto holders = store_->children(paths_.code_replicas(*id));
+  ASSERT_TRUE(holders) << holders.status().to_string();
+  ASSERT_EQ(holders->size(), 1u);
+  EXPECT_EQ((*holders)[0], "127.0.0.1:" + std::to_string(server_->port()));
+
+  // Several full rounds later: still not assigned.
+  const std::uint64_t start = nimbus_->rounds();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() >= start + 3; }));
+  EXPECT_FALSE(assignment(*id).has_value());
+
+  // A second nimbus registers its copy (as a standby does after copying the
+  // blobs): the topology is scheduled.
+  auto standby = service_->connect();
+  ASSERT_TRUE(standby->create(paths_.code_replicas(*id) + "/127.0.0.1:1", "",
+                              CreateMode::kEphemeral));
+  EXPECT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+
+  ASSERT_TRUE(client_->kill_topology("wc", 0));
+  ASSERT_TRUE(eventually([&] { return !record(*id); }));
+  auto left = store_->exists(paths_.code_replicas(*id));
+  ASSERT_TRUE(left);
+  EXPECT_FALSE(*left) << "the replica registrations go with the topology";
+}
+
+}  // namespace
+}  // namespace rstorm::nimbus::testing
