@@ -1,0 +1,266 @@
+// rstorm-bench-transport: envelopes/s through the wire codec (encode, decode)
+// and through two Transports connected over 127.0.0.1 in one process, plus
+// delivery latency percentiles at a fixed offered rate. Medians of --runs runs.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "rstorm/topology_builder.hpp"
+#include "rstorm/worker/topology_plan.hpp"
+#include "worker/transport/codec.hpp"
+#include "worker/transport/transport.hpp"
+
+namespace {
+
+using namespace rstorm;
+using Clock = std::chrono::steady_clock;
+
+class Spout1 : public Spout {
+ public:
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector&) override {}
+  void next_tuple() override {}
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields({"n", "w"})); }
+};
+class Bolt1 : public Bolt {
+ public:
+  void prepare(const Config&, const TopologyContext&, OutputCollector&) override {}
+  void execute(const Tuple&) override {}
+  void declare_output_fields(OutputFieldsDeclarer&) override {}
+};
+
+// "sink" tasks 1..2 on B, "src" task 3 and the acker (4) on A.
+std::unique_ptr<worker::TopologyPlan> plan() {
+  TopologyBuilder b;
+  b.set_spout("src", [] { return std::make_unique<Spout1>(); });
+  b.set_bolt("sink", [] { return std::make_unique<Bolt1>(); }, 2).shuffle_grouping("src");
+  auto t = b.build();
+  Config c;
+  c.set("topology.acker.executors", std::int64_t{1}, "bench");
+  return std::move(*worker::make_plan("bench", c, *t));
+}
+
+// A small tuple, like the throughput bench's: an int and a short word, one anchor.
+worker::Envelope envelope(const worker::TopologyPlan& p, std::int64_t n) {
+  worker::Envelope e;
+  e.dest = TaskId(1 + static_cast<std::int32_t>(n % 2));
+  e.tuple = Tuple(&p.find_component("src")->find_stream("default")->info, TaskId(3),
+                  Values{Value(n), Value("sentence")});
+  e.tuple.mutable_anchors().xor_in(static_cast<std::uint64_t>(n) * 7919u, 0x9e3779b97f4a7c15ULL);
+  return e;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double bench_encode(const worker::TopologyPlan& p, std::int64_t n) {
+  transport::PlanIndex index(p);
+  worker::Batch batch;
+  for (int i = 0; i < 256; ++i) batch.push_back(envelope(p, i));
+  transport::FrameEncoder enc;
+  const auto start = Clock::now();
+  std::size_t bytes = 0;
+  for (std::int64_t done = 0; done < n; done += 256) {
+    enc.clear();
+    enc.add_tuples(index, batch, 256);
+    bytes += enc.size();
+  }
+  const double s = seconds_since(start);
+  if (bytes == 0) std::puts("");
+  return static_cast<double>(n) / s;
+}
+
+double bench_decode(const worker::TopologyPlan& p, std::int64_t n, std::size_t* frame_bytes) {
+  transport::PlanIndex index(p);
+  worker::Batch batch;
+  for (int i = 0; i < 256; ++i) batch.push_back(envelope(p, i));
+  transport::FrameEncoder enc;
+  enc.add_tuples(index, batch, 256);
+  *frame_bytes = enc.size();
+  std::vector<char> local(index.task_limit(), 1);
+  transport::FrameDecoder dec(index, &local);
+  transport::ControlMessage control;
+  worker::Batch out;
+  out.reserve(256);
+  const auto start = Clock::now();
+  for (std::int64_t done = 0; done < n; done += 256) {
+    out.clear();
+    if (!dec.decode(enc.data() + 4, enc.size() - 4, out, control).is_ok()) return 0;
+  }
+  return static_cast<double>(n) / seconds_since(start);
+}
+
+// Counts deliveries; records latency from a timestamp in field 0 when asked.
+class Receiver : public transport::InboundHandler {
+ public:
+  bool deliver(worker::Batch& batch) override {
+    if (stamp) {
+      const auto now = Clock::now().time_since_epoch().count();
+      std::lock_guard lock(mutex);
+      for (const auto& e : batch) {
+        if (e.kind == worker::MessageKind::kTuple) {
+          latencies_ns.push_back(now - e.tuple.values()[0].as_int());
+        }
+      }
+    }
+    delivered.fetch_add(batch.size(), std::memory_order_relaxed);
+    batch.clear();
+    return true;
+  }
+  void undeliverable(worker::Batch& batch, std::string_view) override {
+    lost.fetch_add(batch.size());
+    batch.clear();
+  }
+  std::atomic<std::uint64_t> delivered{0}, lost{0};
+  bool stamp = false;
+  std::mutex mutex;
+  std::vector<std::int64_t> latencies_ns;
+};
+
+struct Pair {
+  Receiver ra, rb;
+  std::unique_ptr<transport::Transport> a, b;
+  transport::WorkerAddress addr_a, addr_b;
+
+  explicit Pair(const worker::TopologyPlan& p) {
+    auto log = std::make_shared<spdlog::logger>("bench", std::make_shared<spdlog::sinks::null_sink_mt>());
+    auto opts = [&](std::vector<TaskId> local) {
+      transport::TransportOptions o;
+      o.topology_id = "bench";
+      o.self = {"127.0.0.1", 0};
+      o.local_tasks = std::move(local);
+      o.logger = log;
+      return o;
+    };
+    a = transport::Transport::start(p, opts({TaskId(3), TaskId(4)}), &ra).value();
+    b = transport::Transport::start(p, opts({TaskId(1), TaskId(2)}), &rb).value();
+    addr_a = a->listen_address();
+    addr_b = b->listen_address();
+    a->set_peers({{addr_b, {TaskId(1), TaskId(2)}}});
+    b->set_peers({{addr_a, {TaskId(3), TaskId(4)}}});
+  }
+};
+
+void push(worker::TupleSink* sink, worker::Batch& batch) {
+  while (!sink->try_push(batch)) sink->wait_for_space(std::chrono::milliseconds(1));
+}
+
+// Tuples A -> B (and with `acks`, as many control messages B -> A at once).
+double bench_loopback(const worker::TopologyPlan& p, std::int64_t n, bool acks) {
+  Pair pair(p);
+  worker::Batch tmpl;
+  for (int i = 0; i < 256; ++i) tmpl.push_back(envelope(p, i));
+  worker::TupleSink* to_b = pair.a->sink(pair.addr_b);
+  worker::TupleSink* to_a = pair.b->sink(pair.addr_a);
+  { worker::Batch warm(tmpl.begin(), tmpl.begin() + 1); push(to_b, warm); }
+  while (pair.rb.delivered.load() < 1) std::this_thread::yield();
+  const auto start = Clock::now();
+  std::thread acker;
+  if (acks) {
+    acker = std::thread([&] {
+      worker::Batch b;
+      for (std::int64_t done = 0; done < n; done += 256) {
+        for (int i = 0; i < 256; ++i) {
+          auto& e = b.emplace_back();
+          e.dest = TaskId(3);
+          e.set_control(worker::MessageKind::kAck, static_cast<std::uint64_t>(done + i), 1, TaskId(4));
+        }
+        push(to_a, b);
+      }
+    });
+  }
+  worker::Batch batch;
+  for (std::int64_t done = 0; done < n; done += 256) {
+    batch = tmpl;  // the producer builds its tuples (copies), as an executor would
+    push(to_b, batch);
+  }
+  while (pair.rb.delivered.load() < static_cast<std::uint64_t>(n) + 1) std::this_thread::yield();
+  if (acks) {
+    acker.join();
+    while (pair.ra.delivered.load() < static_cast<std::uint64_t>(n)) std::this_thread::yield();
+  }
+  return static_cast<double>(n) / seconds_since(start);
+}
+
+// Offered `rate` tuples/s for `seconds`, bursts every 1 ms; latency per tuple.
+std::vector<double> bench_latency(const worker::TopologyPlan& p, double rate, double seconds) {
+  Pair pair(p);
+  pair.rb.stamp = true;
+  worker::TupleSink* to_b = pair.a->sink(pair.addr_b);
+  const auto tick = std::chrono::microseconds(1000);
+  const auto per_tick = static_cast<std::int64_t>(rate / 1000.0);
+  const auto start = Clock::now();
+  auto next = start;
+  std::int64_t sent = 0;
+  worker::Batch batch;
+  while (seconds_since(start) < seconds) {
+    next += tick;
+    std::this_thread::sleep_until(next);
+    for (std::int64_t i = 0; i < per_tick; ++i) {
+      worker::Envelope e = envelope(p, i);
+      e.tuple.mutable_values()[0] = Value(static_cast<std::int64_t>(Clock::now().time_since_epoch().count()));
+      batch.push_back(std::move(e));
+    }
+    push(to_b, batch);
+    sent += per_tick;
+  }
+  while (pair.rb.delivered.load() < static_cast<std::uint64_t>(sent)) std::this_thread::yield();
+  std::vector<std::int64_t> lat;
+  {
+    std::lock_guard lock(pair.rb.mutex);
+    lat = pair.rb.latencies_ns;
+  }
+  std::sort(lat.begin(), lat.end());
+  auto pct = [&](double q) {
+    return static_cast<double>(lat[static_cast<std::size_t>(q * static_cast<double>(lat.size() - 1))]) / 1e6;
+  };
+  return {pct(0.5), pct(0.99), pct(0.999), static_cast<double>(sent) / seconds_since(start)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("Throughput of rstorm's worker-to-worker transport");
+  int runs = 5;
+  std::int64_t tuples = 2'000'000;
+  double rate = 100'000, seconds = 5;
+  app.add_option("--runs", runs, "runs per figure (the median is printed)");
+  app.add_option("--tuples", tuples, "envelopes per run");
+  app.add_option("--rate", rate, "offered tuples/s for the latency run");
+  app.add_option("--seconds", seconds, "length of the latency run");
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::warn);
+
+  auto p = plan();
+  std::vector<double> enc, dec, loop, loop_acks;
+  std::size_t frame_bytes = 0;
+  for (int r = 0; r < runs; ++r) {
+    enc.push_back(bench_encode(*p, tuples));
+    dec.push_back(bench_decode(*p, tuples, &frame_bytes));
+  }
+  std::printf("encode:               %8.2f M envelopes/s (frame of 256: %zu bytes, %.1f per envelope)\n",
+              median(enc) / 1e6, frame_bytes, static_cast<double>(frame_bytes) / 256.0);
+  std::printf("decode:               %8.2f M envelopes/s\n", median(dec) / 1e6);
+  for (int r = 0; r < runs; ++r) loop.push_back(bench_loopback(*p, tuples, false));
+  std::printf("loopback A->B:        %8.2f M tuples/s\n", median(loop) / 1e6);
+  for (int r = 0; r < runs; ++r) loop_acks.push_back(bench_loopback(*p, tuples, true));
+  std::printf("loopback A->B + acks: %8.2f M tuples/s (and as many acks B->A)\n",
+              median(loop_acks) / 1e6);
+  auto l = bench_latency(*p, rate, seconds);
+  std::printf("latency at %.0f/s:   p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms (achieved %.0f/s)\n",
+              rate, l[0], l[1], l[2], l[3]);
+  return 0;
+}
