@@ -225,19 +225,14 @@ wire::Frame generated_frame_for(const worker::TopologyPlan& plan) {
     }
     we.values.push_back(wv);
   }
-  wire::Anchor a;
-  a.__set_root(static_cast<std::int64_t>(0xffffffffffffffffULL));
-  a.__set_edge(12345);
-  we.anchors.push_back(a);
+  we.anchors = {static_cast<std::int64_t>(0xffffffffffffffffULL), 12345};
   tb.envelopes.push_back(we);
   wire::Envelope ack;
   ack.__set_dest_task(testing::kAckerTask);
   ack.__set_kind(static_cast<std::int8_t>(worker::MessageKind::kAck));
   ack.__set_source_task(kSrcTask);
   ack.__set_stream_index(0);
-  a.__set_root(77);
-  a.__set_edge(88);
-  ack.anchors.push_back(a);
+  ack.anchors = {77, 88};
   tb.envelopes.push_back(ack);
   wire::Frame f;
   f.__set_tuples(tb);
@@ -399,6 +394,14 @@ TEST_F(MalformedFrame, ControlMessageWithoutItsAnchorIsRefused) {
   e.__set_kind(static_cast<std::int8_t>(worker::MessageKind::kAck));
   EXPECT_EQ(decode_error(frame_with(e)),
             "a control message with 0 anchors and 0 values (needs 1 and 0)");
+}
+
+TEST_F(MalformedFrame, AnchorListWithoutPairsIsRefused) {
+  wire::Envelope e;
+  e.__set_dest_task(3);
+  e.__set_source_task(kSrcTask);
+  e.anchors = {1, 2, 3};
+  EXPECT_EQ(decode_error(frame_with(e)), "an anchor list of 3 ids (needs root, edge pairs)");
 }
 
 TEST_F(MalformedFrame, ValueWithNoFieldSetIsRefused) {

@@ -128,17 +128,10 @@ struct FrameEncoder::State {
     proto.writeFieldEnd();
     proto.writeFieldBegin("anchors", tp::T_LIST, kAnchors);
     const MessageAnchors& anchors = e.tuple.anchors();
-    proto.writeListBegin(tp::T_STRUCT, static_cast<std::uint32_t>(anchors.size()));
+    proto.writeListBegin(tp::T_I64, static_cast<std::uint32_t>(2 * anchors.size()));
     for (std::size_t i = 0; i < anchors.size(); ++i) {
-      proto.writeStructBegin("Anchor");
-      proto.writeFieldBegin("root", tp::T_I64, 1);
       proto.writeI64(static_cast<std::int64_t>(anchors[i].root));
-      proto.writeFieldEnd();
-      proto.writeFieldBegin("edge", tp::T_I64, 2);
       proto.writeI64(static_cast<std::int64_t>(anchors[i].edge));
-      proto.writeFieldEnd();
-      proto.writeFieldStop();
-      proto.writeStructEnd();
     }
     proto.writeListEnd();
     proto.writeFieldEnd();
@@ -350,26 +343,12 @@ struct FrameDecoder::State {
     TType etype;
     std::uint32_t n;
     proto.readListBegin(etype, n);
-    if (n > 0) expect(etype, tp::T_STRUCT, "anchor list element");
-    std::string name;
-    for (std::uint32_t i = 0; i < n; ++i) {
+    if (n > 0) expect(etype, tp::T_I64, "anchor list element");
+    if (n % 2 != 0) fail("an anchor list of " + std::to_string(n) + " ids (needs root, edge pairs)");
+    for (std::uint32_t i = 0; i < n; i += 2) {
       std::int64_t root = 0, edge = 0;
-      proto.readStructBegin(name);
-      for (;;) {
-        TType type;
-        std::int16_t id;
-        proto.readFieldBegin(name, type, id);
-        if (type == tp::T_STOP) break;
-        if (id == 1 && type == tp::T_I64) {
-          proto.readI64(root);
-        } else if (id == 2 && type == tp::T_I64) {
-          proto.readI64(edge);
-        } else {
-          proto.skip(type);
-        }
-        proto.readFieldEnd();
-      }
-      proto.readStructEnd();
+      proto.readI64(root);
+      proto.readI64(edge);
       anchors.xor_in(static_cast<std::uint64_t>(root), static_cast<std::uint64_t>(edge));
     }
     proto.readListEnd();

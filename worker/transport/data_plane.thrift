@@ -36,23 +36,19 @@ union Value {
   6: binary bytes_value
 }
 
-// One tuple tree a tuple belongs to; ids are uint64 bit patterns.
-struct Anchor {
-  1: i64 root
-  2: i64 edge
-}
-
 // One worker::Envelope. kind is worker::MessageKind (0 tuple, 1 ack init,
 // 2 ack, 3 fail, 4 ack complete, 5 ack failed). A tuple's stream is the
 // index of the stream among its source component's plan streams; control
 // messages carry no values and their (root, value) as the only anchor.
+// anchors: the (root, edge) pair of each tuple tree the tuple belongs to,
+// flattened: [root0, edge0, root1, edge1, ...]; ids are uint64 bit patterns.
 struct Envelope {
   1: i32 dest_task
   2: i8 kind
   3: i32 source_task
   4: i32 stream_index
   5: list<Value> values
-  6: list<Anchor> anchors
+  6: list<i64> anchors
 }
 
 struct TupleBatch {
