@@ -7,10 +7,12 @@
 // 4-byte big-endian length followed by one message; the single io thread only
 // writes bytes and decodes inbound frames.
 //
-// Thread contract: start/stop/set_peers from one owner thread; sink()'s
-// TupleSink methods from any executor thread; set_backpressure and stats from
-// any thread. InboundHandler methods are called on the io thread only (and
-// undeliverable() also on the thread calling set_peers or stop).
+// Thread contract: start/stop/set_peers from one owner thread (never from
+// inside an InboundHandler call); sink()'s TupleSink methods from any executor
+// thread; set_backpressure, stats and listen_address from any thread.
+// InboundHandler::deliver is called on the io thread only; undeliverable() on
+// the io thread, or on the thread whose try_push found its peer removed or the
+// transport stopped.
 #pragma once
 
 #include <chrono>
