@@ -343,9 +343,17 @@ void Supervisor::reconcile(const std::map<int, Desired>& desired,
     }
     Slot& slot = it->second;
     if (slot.record.assignment_version != d.assignment.version) {
-      // Same executors here, other changes elsewhere: the worker stays.
-      slot.record.assignment_version = d.assignment.version;
-      (void)local_.put_worker(slot.record);
+      // Same executors here, other changes elsewhere: the worker stays and
+      // follows the new spec (where its peers run now).
+      auto spec = launcher_.prepare(d.assignment, id_, port);
+      Status updated = spec ? launcher_.update_spec(*spec) : spec.status();
+      if (!updated) {
+        logger_.warn("cannot update the spec of the worker of '{}' on port {}: {}",
+                     d.assignment.topology_id, port, updated.to_string());
+      } else {
+        slot.record.assignment_version = d.assignment.version;
+        (void)local_.put_worker(slot.record);
+      }
     }
     const std::string key = d.assignment.topology_id + "-" + std::to_string(port);
     auto written = status_written_.find(key);

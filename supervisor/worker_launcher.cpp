@@ -76,7 +76,9 @@ Result<wp::WorkerSpec> WorkerLauncher::prepare(const thrift::Assignment& a,
                                                             : info_it->second.summary.name;
   spec.library = std::filesystem::absolute(*code);
   spec.supervisor_id = supervisor_id;
+  spec.host = options_.host;  // the worker listens on its slot port here
   spec.port = port;
+  spec.node_hosts = a.node_hosts;
   spec.worker_dir = std::filesystem::absolute(worker_dir(a.topology_id, port));
   spec.assignment_version = a.version;
   for (const auto& e : a.executors) {
@@ -93,6 +95,10 @@ Status WorkerLauncher::write_status(const std::string& topology_id, int port, bo
                                    active ? wp::kStatusActive : wp::kStatusInactive);
 }
 
+Status WorkerLauncher::update_spec(const wp::WorkerSpec& spec) {
+  return wp::write_file_atomically(spec.spec_file(), wp::spec_to_json(spec));
+}
+
 Result<ProcessId> WorkerLauncher::launch(const wp::WorkerSpec& spec, bool active) {
   std::error_code ec;
   std::filesystem::create_directories(spec.worker_dir, ec);
@@ -101,7 +107,7 @@ Result<ProcessId> WorkerLauncher::launch(const wp::WorkerSpec& spec, bool active
                   "cannot create " + spec.worker_dir.string() + ": " + ec.message());
   }
   std::filesystem::remove(spec.heartbeat_file(), ec);  // a stale one is not a sign of life
-  const auto spec_path = spec.worker_dir / "spec.json";
+  const auto spec_path = spec.spec_file();
   if (Status s = wp::write_file_atomically(spec_path, wp::spec_to_json(spec)); !s) return s;
   if (Status s = write_status(spec.topology_id, spec.port, active); !s) return s;
   return launch_process(options_.worker_binary, {"--spec", spec_path.string()},

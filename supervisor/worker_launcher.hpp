@@ -39,6 +39,9 @@ class WorkerLauncher {
   // Writes the spec and status files and starts the process.
   Result<ProcessId> launch(const worker_process::WorkerSpec& spec, bool active);
 
+  // Replaces the spec of a running worker (atomically) with a newer
+  // assignment version; the worker follows it (peers and routes).
+  Status update_spec(const worker_process::WorkerSpec& spec);
   // Writes the desired status file of a running worker.
   Status write_status(const std::string& topology_id, int port, bool active);
   // Forgets the topology's cached name and config (after it left this node).

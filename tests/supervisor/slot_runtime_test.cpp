@@ -1,10 +1,12 @@
 // SlotRuntime runs exactly its slot's executors of the real word count
-// topology; tuples for tasks of other workers are counted and their trees
-// failed (replayed), never silently dropped.
+// topology on the common plan, and sends tuples for executors of other
+// workers to the sink each is routed to.
 #include "worker/process/slot_runtime.hpp"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
+
+#include <set>
 
 #include "rstorm/topology_library.hpp"
 #include "tests/common/poll.hpp"
@@ -67,27 +69,75 @@ TEST_F(SlotRuntimeTest, WholeTopologyInOneSlotAcksEveryTupleAndSendsNothingRemot
   }));
   auto s = (*rt)->stats();
   EXPECT_EQ(find(s, "sentences")->failed, 0u);
-  EXPECT_EQ((*rt)->transferred_remote_pending(), 0u);
   EXPECT_EQ((*rt)->own_executors().size(), 7u);  // six executors and the acker
   (*rt)->stop();
 }
 
-TEST_F(SlotRuntimeTest, TuplesForAnotherWorkerAreCountedAndTheirTreesFailed) {
-  // Spout (and one of the two ackers) here; split, count and report elsewhere.
-  // Trees whose acker is the other worker's fail by timeout: keep it short.
-  config_.set("topology.message.timeout.secs", std::int64_t{1});
+TEST_F(SlotRuntimeTest, TwoSlotsRoutedToEachOtherRunTheWholeTopologyWithAcking) {
+  // Spout and one acker in slot 6700; split, count, report and the other
+  // acker in 6701. Each routes the other's executors straight to its queues.
+  auto executors = placement(6701, 6701, 6700, 6701);
+  auto a = make(executors, 6700);
+  auto b = make(executors, 6701);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  const auto& slots = (*a)->executor_slots();
+  ASSERT_EQ(slots, (*b)->executor_slots());
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const TaskId first = (*a)->runtime().plan().executors[i].tasks.front();
+    if (slots[i].port == 6700) {
+      (*b)->route(static_cast<int>(i), (*a)->runtime().sink_of(first));
+    } else {
+      (*a)->route(static_cast<int>(i), (*b)->runtime().sink_of(first));
+    }
+  }
+  (*a)->start();
+  (*b)->start();
+  ASSERT_TRUE(eventually([&] {
+    auto s = (*a)->stats();
+    return find(s, "sentences") && find(s, "sentences")->acked == 50;
+  }));
+  EXPECT_EQ(find((*a)->stats(), "sentences")->failed, 0u);
+  EXPECT_EQ(find((*a)->stats(), "split"), nullptr);  // not run here
+  EXPECT_GT(find((*b)->stats(), "split")->executed, 0u);
+  (*a)->stop();
+  (*b)->stop();
+}
+
+TEST_F(SlotRuntimeTest, UnroutedRemoteExecutorsHoldTuplesBackInsteadOfDroppingThem) {
   auto rt = make(placement(6701, 6701, 6700, 6701), 6700);
   ASSERT_TRUE(rt.ok()) << rt.status().message();
   (*rt)->start();
+  // The spout emits until its batch toward 'split' is refused, then waits.
   ASSERT_TRUE(eventually([&] {
     auto s = (*rt)->stats();
-    return find(s, "sentences") && find(s, "sentences")->failed >= 50 &&
-           (*rt)->transferred_remote_pending() >= 50;
+    return find(s, "sentences") && find(s, "sentences")->emitted > 0 && (*rt)->runtime().in_flight() > 0;
   }));
   auto s = (*rt)->stats();
   EXPECT_EQ(find(s, "sentences")->acked, 0u);
-  EXPECT_EQ(find(s, "split"), nullptr);  // not run here
+  EXPECT_EQ(find(s, "sentences")->failed, 0u);
   (*rt)->stop();
+}
+
+TEST_F(SlotRuntimeTest, NewAssignmentMovingOnlyOtherWorkersExecutorsKeepsThisOne) {
+  // Ackers listed as nimbus lists them, so that their number stays put.
+  auto with_ackers = [](std::vector<SpecExecutor> v) {
+    v.push_back({"__acker", -1, -1, "n", 6700});
+    v.push_back({"__acker", -2, -2, "n", 6701});
+    return v;
+  };
+  auto rt = make(with_ackers(placement(6701, 6701, 6700, 6701)), 6700);
+  ASSERT_TRUE(rt.ok()) << rt.status().message();
+  // count and report move to 6702: this worker keeps the spout and its acker.
+  auto moved = (*rt)->layout_of(with_ackers(placement(6702, 6702, 6700, 6701)));
+  ASSERT_TRUE(moved.ok()) << moved.status().message();
+  std::set<int> ports;
+  for (const auto& s : *moved) ports.insert(s.port);
+  EXPECT_EQ(ports, (std::set<int>{6700, 6701, 6702}));
+  // The spout moving away changes this worker: it must restart.
+  auto away = (*rt)->layout_of(with_ackers(placement(6701, 6701, 6701, 6701)));
+  ASSERT_FALSE(away.ok());
+  EXPECT_NE(away.status().message().find("'sentences'"), std::string::npos) << away.status().message();
 }
 
 TEST_F(SlotRuntimeTest, RunsOnlyTheExecutorsOfItsSlot) {

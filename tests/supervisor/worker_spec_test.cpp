@@ -15,7 +15,9 @@ WorkerSpec sample_spec() {
   spec.topology_name = "wc";
   spec.library = "/tmp/code/abc.so";
   spec.supervisor_id = "node-a";
+  spec.host = "10.0.0.1";
   spec.port = 6701;
+  spec.node_hosts = {{"node-a", "10.0.0.1"}, {"node-b", "10.0.0.2"}};
   spec.worker_dir = "/tmp/workers/wc-7-6701";
   spec.assignment_version = 3;
   spec.executors = {{"split", 1, 2, "node-a", 6701}, {"count", 3, 3, "node-b", 6700}};
@@ -33,6 +35,10 @@ TEST(WorkerSpecTest, RoundTripsThroughJsonWithConfigOrigins) {
   EXPECT_EQ(back->topology_name, "wc");
   EXPECT_EQ(back->library, spec.library);
   EXPECT_EQ(back->port, 6701);
+  EXPECT_EQ(back->host, "10.0.0.1");
+  EXPECT_EQ(back->node_hosts, spec.node_hosts);
+  EXPECT_EQ(back->host_of("node-b"), "10.0.0.2");
+  EXPECT_EQ(back->host_of("node-c"), "");
   EXPECT_EQ(back->assignment_version, 3);
   EXPECT_EQ(back->executors, spec.executors);
   EXPECT_EQ(back->heartbeat_interval_ms, 250);
@@ -65,7 +71,7 @@ TEST(WorkerSpecTest, HeartbeatRoundTrips) {
   h.active = true;
   h.executors = {{"split", 1, 2, "node-a", 6701}};
   h.components["split"]["executed"] = 99;
-  h.transferred_remote_pending = 5;
+  h.data_plane = {{"tuples_sent", 5}, {"backpressure_engaged", 2}};
   auto back = heartbeat_from_json(heartbeat_to_json(h));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->time_ms, 1234567);
@@ -73,7 +79,7 @@ TEST(WorkerSpecTest, HeartbeatRoundTrips) {
   EXPECT_TRUE(back->active);
   EXPECT_EQ(back->executors, h.executors);
   EXPECT_EQ(back->components.at("split").at("executed"), 99u);
-  EXPECT_EQ(back->transferred_remote_pending, 5u);
+  EXPECT_EQ(back->data_plane, h.data_plane);
 }
 
 TEST(WorkerSpecTest, HeartbeatCarriesErrorsEvenWithBytesThatAreNotUtf8) {

@@ -1,6 +1,7 @@
 // rstorm-worker: one worker process, started by a supervisor with
 // `rstorm-worker --spec <worker dir>/spec.json`. Thin composition root over
-// WorkerProcess; SIGTERM or SIGINT stops it cleanly (exit code 0).
+// WorkerProcess; SIGTERM or SIGINT stops it cleanly (exit code 0). Exit code 3:
+// a new assignment changed what this worker runs; its supervisor starts it again.
 #include <csignal>
 #include <iostream>
 
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   (*process)->run(g_stop);
-  logger->info("worker stopped");
-  return 0;
+  const bool restart = (*process)->restart_needed();
+  process->reset();
+  logger->info(restart ? "worker stopped for a restart" : "worker stopped");
+  return restart ? 3 : 0;
 }

@@ -1,7 +1,11 @@
 // SlotRuntime: the part of a topology that one worker process runs: the
-// executors the assignment gives to this worker's slot, built with the worker
-// runtime's own pieces (make_plan, SpoutExecutor, BoltExecutor, AckerExecutor)
-// on the same task layout every other worker of the topology computes.
+// executors the assignment gives to this worker's slot, on the same plan
+// (task ids, ackers, routes) every other worker of the topology computes. A
+// thin layer over worker::TopologyRuntime: it works out from the assignment
+// which plan executors run here and where every other one runs, and gives the
+// runtime one RoutedSink per remote executor, which the worker points at the
+// transport's sink of the peer running it (route()) and re-points when a new
+// assignment moves that executor.
 //
 // Executors are matched to the assignment by component and ordinal: the k-th
 // executor (by first task) of component C in the assignment is the k-th
@@ -9,18 +13,12 @@
 // when nimbus lists them; otherwise topology.acker.executors (null: one per
 // worker, Storm's default) spread over the workers in slot order.
 //
-// Tasks run by other workers are remote. Until the transport lands, a batch
-// for a remote executor goes to a RemotePendingSink: each tuple is counted in
-// transferred_remote_pending() and the trees it belongs to are failed at their
-// acker (when that acker runs here; otherwise the spout times the tree out), so
-// spouts replay and nothing is silently dropped. Each remote destination is
-// logged once, not per tuple.
-//
-// Thread contract: create/start/stop from one owner thread; activate(),
-// deactivate(), stats() and transferred_remote_pending() from any thread.
+// Thread contract: create/start/stop from one owner thread; route(),
+// activate(), deactivate(), stats(), recent_errors() from any thread.
 #pragma once
 
 #include <atomic>
+#include <compare>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,13 +29,36 @@
 #include "rstorm/local_cluster.hpp"
 #include "rstorm/status.hpp"
 #include "rstorm/topology.hpp"
-#include "rstorm/worker/executor.hpp"
 #include "rstorm/worker/topology_plan.hpp"
+#include "rstorm/worker/topology_runtime.hpp"
 #include "worker/process/worker_spec.hpp"
 
 namespace rstorm::worker_process {
 
-class RemotePendingSink;
+// A worker of the assignment: (supervisor id, port).
+struct SlotKey {
+  std::string node_id;
+  int port = 0;
+  friend auto operator<=>(const SlotKey&, const SlotKey&) = default;
+  friend bool operator==(const SlotKey&, const SlotKey&) = default;
+};
+
+// The sink the runtime holds for an executor of another worker: forwards to
+// whatever route() last pointed it at (a transport sink). Until routed it
+// refuses every push (producers wait, nothing is dropped). Thread-safe.
+class RoutedSink final : public worker::TupleSink {
+ public:
+  void set_target(worker::TupleSink* target) { target_.store(target, std::memory_order_release); }
+  worker::TupleSink* target() const { return target_.load(std::memory_order_acquire); }
+  bool try_push(worker::Batch& batch) override {
+    worker::TupleSink* t = target();
+    return t != nullptr && t->try_push(batch);
+  }
+  void wait_for_space(std::chrono::microseconds timeout) override;
+
+ private:
+  std::atomic<worker::TupleSink*> target_{nullptr};
+};
 
 struct SlotRuntimeOptions {
   std::string topology_name;
@@ -65,9 +86,25 @@ class SlotRuntime {
   bool active() const { return active_.load(); }
   void stop();
 
+  // Where every plan executor runs (index: plan executor index).
+  const std::vector<SlotKey>& executor_slots() const { return executor_slots_; }
+  const SlotKey& self() const { return self_; }
+  // Points the sink of remote executor `executor` (plan index) at `sink`.
+  // REQUIRES: that executor is not run here; `sink` outlives this runtime.
+  void route(int executor, worker::TupleSink* sink);
+  // Where the executors of `executors` (a newer assignment) run, by plan
+  // executor index. Fails when that assignment changes what runs here, or the
+  // number of ackers: the worker must then be restarted with a new plan.
+  api::Result<std::vector<SlotKey>> layout_of(const std::vector<SpecExecutor>& executors) const;
+
+  // The plan task ids run here.
+  std::vector<TaskId> local_tasks() const;
+  worker::TopologyRuntime& runtime() { return *runtime_; }
+  // The executors run here (plan(), stats(), queue()) for metrics.
+  const worker::TopologyRuntime& runtime() const { return *runtime_; }
+
   // Counters of the executors run here, per component.
-  TopologyStats stats() const;
-  std::uint64_t transferred_remote_pending() const;
+  TopologyStats stats() const { return runtime_->stats(); }
   // The last few errors of each executor run here, tasks numbered as nimbus
   // numbers them. Any thread.
   std::vector<HeartbeatError> recent_errors() const;
@@ -79,27 +116,33 @@ class SlotRuntime {
  private:
   SlotRuntime() = default;
 
-  Topology topology_{TopologySpec{}, {}, {}};  // keeps the factories' library loaded
-  std::unique_ptr<worker::TopologyPlan> plan_;
-  worker::ExecutorEnv env_;
-  std::atomic<bool> stopping_{false};
+  SlotRuntimeOptions options_;
+  int acker_count_ = 0;
+  SlotKey self_;
   std::atomic<bool> active_{true};
-  std::vector<std::unique_ptr<RemotePendingSink>> remote_sinks_;
-  std::vector<std::unique_ptr<worker::Executor>> executors_;  // the ones run here
+  std::vector<SlotKey> executor_slots_;
+  std::vector<std::unique_ptr<RoutedSink>> routed_;  // index: plan executor index (null: here)
+  std::unique_ptr<worker::TopologyRuntime> runtime_;
   std::vector<SpecExecutor> own_;
   std::map<int, int> nimbus_task_;  // plan task id -> task id in the assignment
   std::size_t ackers_here_ = 0;
-  std::chrono::steady_clock::time_point started_;
-  bool running_ = false;
 };
 
-// Which acker executors (indices 0..count-1) the worker at `slot_index` of
-// `num_workers` runs, and how many ackers the topology has. Exposed for tests.
+// How many acker executors the topology has, which of them (indices
+// 0..count-1) the worker at (node_id, port) runs, and the slot of each.
 struct AckerLayout {
   int count = 0;
   std::vector<int> here;
+  std::vector<SlotKey> slots;  // index: acker index
 };
 api::Result<AckerLayout> acker_layout(const std::vector<SpecExecutor>& executors,
                                       const Config& config, const std::string& node_id, int port);
+
+// Where every executor of `plan` runs under `executors` (index: plan executor
+// index), given the ackers' layout. Fails naming a component whose executor
+// count differs between the assignment and the plan.
+api::Result<std::vector<SlotKey>> place_executors(const worker::TopologyPlan& plan,
+                                                  const std::vector<SpecExecutor>& executors,
+                                                  const AckerLayout& ackers);
 
 }  // namespace rstorm::worker_process

@@ -15,6 +15,32 @@ std::int64_t now_ms() {
       .count();
 }
 
+// The transport's settings from the topology's config (defaults as in
+// conf/defaults.yaml when a key is absent).
+Result<transport::TransportOptions> transport_options(const WorkerSpec& spec,
+                                                      const worker::TopologyPlan& plan,
+                                                      std::vector<TaskId> local_tasks,
+                                                      std::shared_ptr<spdlog::logger> logger) {
+  transport::TransportOptions o;
+  o.topology_id = spec.topology_id;
+  o.self = transport::WorkerAddress{spec.host, spec.port};
+  o.local_tasks = std::move(local_tasks);
+  o.batch_size = plan.settings.batch_size;
+  o.logger = std::move(logger);
+  try {
+    const Config& c = spec.config;
+    o.flush_interval = std::chrono::milliseconds(
+        std::max<std::int64_t>(1, worker::config_int(c, "topology.batch.flush.interval.millis", 1)));
+    o.max_frame_bytes = static_cast<std::size_t>(
+        worker::config_int(c, "worker.transport.max.frame.bytes", 16 << 20));
+    o.max_buffered_bytes = static_cast<std::size_t>(
+        worker::config_int(c, "worker.transport.buffer.bytes", 8 << 20));
+  } catch (const ConfigError& e) {
+    return Status(ErrorCode::kInvalidArgument, e.what());
+  }
+  return o;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
@@ -44,19 +70,99 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
                   "cannot run topology '" + s.topology_id + "': " + runtime.status().message());
   }
   process->runtime_ = std::move(runtime).value();
+  SlotRuntime& rt = *process->runtime_;
+
+  process->data_plane_ = std::make_unique<DataPlane>(rt, logger);
+  auto topts = transport_options(s, rt.runtime().plan(), rt.local_tasks(), logger);
+  if (!topts) return topts.status();
+  auto transport = transport::Transport::start(rt.runtime().plan(), std::move(topts).value(),
+                                               process->data_plane_.get());
+  if (!transport) {
+    return Status(transport.code(), "worker of topology '" + s.topology_id + "' cannot listen on " +
+                                        s.host + ":" + std::to_string(s.port) + ": " +
+                                        transport.status().message());
+  }
+  process->transport_ = std::move(transport).value();
+  if (Status routed = process->apply_routes(s, rt.executor_slots()); !routed) return routed;
+  process->data_plane_->start(process->transport_.get());
+
   process->apply_status();  // before start: an INACTIVE topology starts with quiet spouts
   process->started_ = std::chrono::steady_clock::now();
-  process->runtime_->start();
-  logger->info("worker for topology '{}' slot {}:{} runs {} executors ({} ackers)",
-               s.topology_id, s.supervisor_id, s.port, process->runtime_->own_executors().size(),
-               process->runtime_->num_ackers_here());
+  rt.start();
+  logger->info("worker for topology '{}' slot {}:{} listens on {}:{}, runs {} executors ({} ackers), "
+               "assignment version {}",
+               s.topology_id, s.supervisor_id, s.port, s.host, s.port, rt.own_executors().size(),
+               rt.num_ackers_here(), s.assignment_version);
   Status written = process->write_heartbeat();
   if (!written) logger->warn("{}", written.to_string());
   return process;
 }
 
-WorkerProcess::~WorkerProcess() {
+WorkerProcess::~WorkerProcess() { shutdown(); }
+
+void WorkerProcess::shutdown() {
+  if (stopped_) return;
+  stopped_ = true;
+  // Executors first (no new sends), then the transport (its unsent envelopes
+  // go to the data plane), then the data plane's thread.
   if (runtime_) runtime_->stop();
+  if (transport_) transport_->stop();
+  if (data_plane_) data_plane_->stop();
+}
+
+Status WorkerProcess::apply_routes(const WorkerSpec& spec, const std::vector<SlotKey>& slots) {
+  std::map<SlotKey, transport::PeerWorker> peers;
+  const auto& plan = runtime_->runtime().plan();
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const SlotKey& slot = slots[i];
+    if (slot == runtime_->self()) continue;
+    auto [it, added] = peers.try_emplace(slot);
+    if (added) {
+      std::string host = spec.host_of(slot.node_id);
+      if (host.empty()) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "the assignment gives no host for node '" + slot.node_id + "' (node_hosts)");
+      }
+      it->second.address = transport::WorkerAddress{std::move(host), slot.port};
+    }
+    const auto& tasks = plan.executors[i].tasks;
+    it->second.tasks.insert(it->second.tasks.end(), tasks.begin(), tasks.end());
+    runtime_->route(static_cast<int>(i), transport_->sink(it->second.address));
+  }
+  std::vector<transport::PeerWorker> list;
+  for (auto& [slot, peer] : peers) list.push_back(std::move(peer));
+  logger_->info("[topology={}] {} peer workers (assignment version {})", spec.topology_id,
+                list.size(), spec.assignment_version);
+  transport_->set_peers(std::move(list));
+  return Status::ok();
+}
+
+void WorkerProcess::follow_assignment() {
+  auto text = read_whole_file(spec_.spec_file());
+  if (!text) return;  // removed while stopping, or not written by a supervisor
+  auto next = spec_from_json(*text);
+  if (!next) {
+    logger_->warn("ignoring {}: {}", spec_.spec_file().string(), next.status().to_string());
+    return;
+  }
+  if (next->assignment_version == spec_.assignment_version) return;
+  auto slots = runtime_->layout_of(next->executors);
+  if (!slots.ok()) {
+    logger_->warn("assignment version {} of topology '{}' changes this worker ({}): exiting so "
+                  "that the supervisor starts it again",
+                  next->assignment_version, spec_.topology_id, slots.status().message());
+    restart_needed_ = true;
+    return;
+  }
+  logger_->info("assignment version {} -> {} of topology '{}': executors of other workers moved",
+                spec_.assignment_version, next->assignment_version, spec_.topology_id);
+  if (Status s = apply_routes(*next, *slots); !s) {
+    logger_->warn("assignment version {}: {}; exiting so that the supervisor starts it again",
+                  next->assignment_version, s.to_string());
+    restart_needed_ = true;
+    return;
+  }
+  spec_ = std::move(next).value();
 }
 
 void WorkerProcess::apply_status() {
@@ -77,6 +183,36 @@ void WorkerProcess::apply_status() {
   }
 }
 
+std::map<std::string, std::uint64_t> WorkerProcess::data_plane_counters() const {
+  std::map<std::string, std::uint64_t> out;
+  if (transport_) {
+    const transport::TransportStats t = transport_->stats();
+    out["tuples_sent"] = t.tuples_sent;
+    out["tuples_received"] = t.tuples_received;
+    out["frames_sent"] = t.frames_sent;
+    out["frames_received"] = t.frames_received;
+    out["bytes_sent"] = t.bytes_sent;
+    out["bytes_received"] = t.bytes_received;
+    out["connects"] = t.connects;
+    out["reconnects"] = t.reconnects;
+    out["connection_errors"] = t.connection_errors;
+    out["frames_rejected"] = t.frames_rejected;
+    out["connections_refused"] = t.connections_refused;
+    out["remote_backpressure_events"] = t.remote_backpressure_events;
+    out["remote_throttled_ms"] = t.remote_throttled_ns / 1'000'000;
+    out["local_backpressure_events"] = t.local_backpressure_events;
+  }
+  if (data_plane_) {
+    const DataPlaneCounters d = data_plane_->counters();
+    out["undeliverable"] = d.undeliverable_envelopes;
+    out["trees_failed_undeliverable"] = d.trees_failed;
+    out["backpressure_engaged"] = d.backpressure_engaged;
+    out["backpressure_released"] = d.backpressure_released;
+    out["throttled_tasks"] = d.throttled_tasks;
+  }
+  return out;
+}
+
 Status WorkerProcess::write_heartbeat() {
   WorkerHeartbeatFile h;
   h.time_ms = now_ms();
@@ -93,13 +229,14 @@ Status WorkerProcess::write_heartbeat() {
                           {"acked", c.acked},       {"failed", c.failed},
                           {"executed", c.executed}, {"errors", c.errors}};
   }
-  h.transferred_remote_pending = runtime_->transferred_remote_pending();
+  h.data_plane = data_plane_counters();
   h.errors = runtime_->recent_errors();
   return write_file_atomically(spec_.heartbeat_file(), heartbeat_to_json(h));
 }
 
 void WorkerProcess::tick() {
   apply_status();
+  follow_assignment();
   Status written = write_heartbeat();
   if (!written) logger_->warn("{}", written.to_string());
 }
@@ -108,10 +245,11 @@ void WorkerProcess::run(const std::atomic<bool>& stop) {
   const auto interval = std::chrono::milliseconds(spec_.heartbeat_interval_ms);
   const auto poll = std::min(interval, std::chrono::milliseconds(100));
   auto next_beat = std::chrono::steady_clock::now() + interval;
-  while (!stop.load()) {
+  while (!stop.load() && !restart_needed_) {
     std::this_thread::sleep_for(poll);
     apply_status();
     if (std::chrono::steady_clock::now() >= next_beat) {
+      follow_assignment();
       Status written = write_heartbeat();
       if (!written) logger_->warn("{}", written.to_string());
       next_beat += interval;
@@ -119,7 +257,7 @@ void WorkerProcess::run(const std::atomic<bool>& stop) {
   }
   logger_->info("worker for topology '{}' slot {}:{} stopping", spec_.topology_id,
                 spec_.supervisor_id, spec_.port);
-  runtime_->stop();
+  shutdown();
 }
 
 }  // namespace rstorm::worker_process

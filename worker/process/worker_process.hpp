@@ -1,13 +1,19 @@
-// WorkerProcess: the body of one rstorm-worker process. Loads the topology
-// library named by the spec, builds the topology with the spec's config, runs
-// this slot's executors (SlotRuntime), follows the desired status the
-// supervisor writes into `<worker dir>/status` (ACTIVE: spouts activated,
-// INACTIVE: deactivated), and writes `<worker dir>/heartbeat` (atomically,
-// JSON: time_ms, pid, executors, counters) every heartbeat interval.
+// WorkerProcess: the body of one rstorm-worker process, its composition root.
+// Loads the topology library named by the spec, builds the topology with the
+// spec's config, runs this slot's executors (SlotRuntime), listens on its slot
+// port on its supervisor's host and connects to the other workers of the
+// assignment (transport::Transport, joined to the runtime by DataPlane),
+// follows the desired status the supervisor writes into `<worker dir>/status`
+// (ACTIVE: spouts activated, INACTIVE: deactivated), follows new assignment
+// versions the supervisor writes into spec.json (executors of other workers
+// moved: peers and routes updated in place), and writes
+// `<worker dir>/heartbeat` (atomically, JSON: time_ms, pid, executors,
+// counters, data plane counters) every heartbeat interval.
 //
 // Thread contract: single thread. run() blocks the calling thread until
-// `stop` turns true (set from a signal handler in main.cpp), then stops the
-// executors and writes a last heartbeat.
+// `stop` turns true (set from a signal handler in main.cpp) or the worker
+// needs a restart (restart_needed()), then stops everything (runtime,
+// transport, data plane, in that order) and writes a last heartbeat.
 #pragma once
 
 #include <atomic>
@@ -16,36 +22,56 @@
 #include <spdlog/logger.h>
 
 #include "common/status.hpp"
+#include "worker/process/data_plane.hpp"
 #include "worker/process/slot_runtime.hpp"
 #include "worker/process/worker_spec.hpp"
+#include "worker/transport/transport.hpp"
 
 namespace rstorm::worker_process {
 
 class WorkerProcess {
  public:
-  // Loads, builds and starts the slot's executors. Fails naming the library,
-  // the component or the config key at fault.
+  // Loads, builds and starts the slot's executors and the transport. Fails
+  // naming the library, the component, the config key at fault, or the
+  // address that cannot be bound.
   static Result<std::unique_ptr<WorkerProcess>> start(WorkerSpec spec,
                                                       std::shared_ptr<spdlog::logger> logger);
   ~WorkerProcess();
 
-  // Polls the status file and writes heartbeats until `stop`; then stops.
+  // Polls the status and spec files and writes heartbeats until `stop` or a
+  // needed restart; then stops.
   void run(const std::atomic<bool>& stop);
-  // Reads the status file once and applies it; writes one heartbeat.
+  // Reads the status and spec files once and applies them; writes one heartbeat.
   void tick();
+  // A new assignment changes what this worker runs (or the number of
+  // ackers): it must exit so that its supervisor starts it again.
+  bool restart_needed() const { return restart_needed_; }
 
   SlotRuntime& runtime() { return *runtime_; }
+  const WorkerSpec& spec() const { return spec_; }
+  // Counters of the data plane, as the heartbeat's "data_plane" holds them.
+  std::map<std::string, std::uint64_t> data_plane_counters() const;
 
  private:
   WorkerProcess(WorkerSpec spec, std::shared_ptr<spdlog::logger> logger)
       : spec_(std::move(spec)), logger_(std::move(logger)) {}
   void apply_status();
+  // Points every remote executor at the peer that runs it and gives the
+  // transport the peers of `spec`.
+  Status apply_routes(const WorkerSpec& spec, const std::vector<SlotKey>& slots);
+  // Re-reads spec.json; applies a newer assignment version.
+  void follow_assignment();
+  void shutdown();
   Status write_heartbeat();
 
-  const WorkerSpec spec_;
+  WorkerSpec spec_;  // the assignment version last applied
   const std::shared_ptr<spdlog::logger> logger_;
   std::unique_ptr<SlotRuntime> runtime_;
+  std::unique_ptr<DataPlane> data_plane_;
+  std::unique_ptr<transport::Transport> transport_;
   std::chrono::steady_clock::time_point started_;
+  bool restart_needed_ = false;
+  bool stopped_ = false;
 };
 
 }  // namespace rstorm::worker_process

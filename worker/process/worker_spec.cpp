@@ -41,13 +41,21 @@ std::vector<SpecExecutor> WorkerSpec::own_executors() const {
   return out;
 }
 
+std::string WorkerSpec::host_of(const std::string& node_id) const {
+  auto it = node_hosts.find(node_id);
+  if (it != node_hosts.end() && !it->second.empty()) return it->second;
+  return node_id == supervisor_id ? host : std::string();
+}
+
 std::string spec_to_json(const WorkerSpec& spec) {
   json j;
   j["topology_id"] = spec.topology_id;
   j["topology_name"] = spec.topology_name;
   j["library"] = spec.library.string();
   j["supervisor_id"] = spec.supervisor_id;
+  j["host"] = spec.host;
   j["port"] = spec.port;
+  j["node_hosts"] = spec.node_hosts;
   j["worker_dir"] = spec.worker_dir.string();
   j["assignment_version"] = spec.assignment_version;
   j["heartbeat_interval_ms"] = spec.heartbeat_interval_ms;
@@ -70,7 +78,11 @@ Result<WorkerSpec> spec_from_json(std::string_view text) {
     spec.topology_name = j.at("topology_name").get<std::string>();
     spec.library = j.at("library").get<std::string>();
     spec.supervisor_id = j.at("supervisor_id").get<std::string>();
+    spec.host = j.value("host", std::string("127.0.0.1"));
     spec.port = j.at("port").get<int>();
+    if (j.contains("node_hosts")) {
+      spec.node_hosts = j.at("node_hosts").get<std::map<std::string, std::string>>();
+    }
     spec.worker_dir = j.at("worker_dir").get<std::string>();
     spec.assignment_version = j.value("assignment_version", std::int64_t{0});
     spec.heartbeat_interval_ms = j.value("heartbeat_interval_ms", 1000);
@@ -151,7 +163,7 @@ std::string heartbeat_to_json(const WorkerHeartbeatFile& h) {
   for (const auto& e : h.executors) executors.push_back(executor_to_json(e));
   j["executors"] = std::move(executors);
   j["components"] = h.components;
-  j["transferred_remote_pending"] = h.transferred_remote_pending;
+  j["data_plane"] = h.data_plane;
   json errors = json::array();
   for (const auto& e : h.errors) {
     errors.push_back({{"component", e.component},
@@ -178,7 +190,9 @@ Result<WorkerHeartbeatFile> heartbeat_from_json(std::string_view text) {
     if (j.contains("components")) {
       h.components = j.at("components").get<std::map<std::string, std::map<std::string, std::uint64_t>>>();
     }
-    h.transferred_remote_pending = j.value("transferred_remote_pending", std::uint64_t{0});
+    if (j.contains("data_plane")) {
+      h.data_plane = j.at("data_plane").get<std::map<std::string, std::uint64_t>>();
+    }
     if (j.contains("errors")) {
       for (const auto& e : j.at("errors")) {
         h.errors.push_back({e.at("component").get<std::string>(), e.value("task", 0),

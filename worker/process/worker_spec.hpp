@@ -40,10 +40,12 @@ struct WorkerSpec {
   std::string topology_name;  // "wc"
   std::filesystem::path library;     // the cached, hash-checked topology library
   std::string supervisor_id;
-  int port = 0;                      // this worker's slot
+  std::string host = "127.0.0.1";    // this worker's host (its supervisor's storm.local.hostname)
+  int port = 0;                      // this worker's slot: it listens on host:port
   std::filesystem::path worker_dir;  // holds spec.json, status, heartbeat, worker.log
   std::int64_t assignment_version = 0;
   std::vector<SpecExecutor> executors;  // the whole assignment
+  std::map<std::string, std::string> node_hosts;  // supervisor id -> host, every node of it
   Config config;                        // the topology's config (with origins)
   int heartbeat_interval_ms = 1000;     // worker.heartbeat.frequency.secs
 
@@ -51,6 +53,10 @@ struct WorkerSpec {
   std::filesystem::path heartbeat_file() const { return worker_dir / "heartbeat"; }
   // The executors this worker runs (node_id == supervisor_id and port == port).
   std::vector<SpecExecutor> own_executors() const;
+  std::filesystem::path spec_file() const { return worker_dir / "spec.json"; }
+  // The host of node `node_id`: node_hosts, else this worker's own host when
+  // it is this worker's node; empty when unknown.
+  std::string host_of(const std::string& node_id) const;
 };
 
 std::string spec_to_json(const WorkerSpec& spec);
@@ -84,7 +90,9 @@ struct WorkerHeartbeatFile {
   std::vector<SpecExecutor> executors;  // the ones it runs (node_id/port filled in)
   // Counters summed over this worker's executors, by component.
   std::map<std::string, std::map<std::string, std::uint64_t>> components;
-  std::uint64_t transferred_remote_pending = 0;
+  // The data plane (transport to other workers, backpressure, trees failed
+  // because their tuples could not be delivered), by counter name.
+  std::map<std::string, std::uint64_t> data_plane;
   // The last few errors of each executor run here, oldest first.
   std::vector<HeartbeatError> errors;
 };

@@ -35,15 +35,35 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
     std::shared_ptr<spdlog::logger> logger, std::uint64_t seed) {
   auto plan = make_plan(name, config, topology);
   if (!plan.ok()) return plan.status();
+  return create(std::move(plan).value(), topology, std::move(logger), seed, ExecutorPlacement{});
+}
+
+api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
+    std::unique_ptr<TopologyPlan> plan, const Topology& topology,
+    std::shared_ptr<spdlog::logger> logger, std::uint64_t seed, ExecutorPlacement placement) {
   std::unique_ptr<TopologyRuntime> rt(new TopologyRuntime(topology));
-  rt->plan_ = std::move(plan).value();
+  rt->plan_ = std::move(plan);
+  const std::size_t n = rt->plan_->executors.size();
+  auto here = [&](std::size_t i) { return placement.run_here.empty() || placement.run_here[i]; };
   rt->env_.plan = rt->plan_.get();
   rt->env_.task_sink = rt->plan_->task_executor;
-  rt->env_.sinks.assign(rt->plan_->executors.size(), nullptr);
+  rt->env_.sinks.assign(n, nullptr);
   rt->env_.logger = std::move(logger);
   rt->env_.stopping = &rt->stopping_;
+  rt->local_index_.assign(n, -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (here(i)) continue;
+    rt->partial_ = true;
+    if (i >= placement.remote_sinks.size() || placement.remote_sinks[i] == nullptr) {
+      return api::Status::error("executor " + std::to_string(i) + " of component '" +
+                                rt->plan_->executors[i].component->id +
+                                "' runs elsewhere but has no sink");
+    }
+    rt->env_.sinks[i] = placement.remote_sinks[i];
+  }
   try {
     for (const auto& ep : rt->plan_->executors) {
+      if (!here(static_cast<std::size_t>(ep.index))) continue;
       const std::uint64_t s = seed ^ (0x9e3779b97f4a7c15ULL * (ep.index + 1));
       std::unique_ptr<Executor> ex;
       if (ep.component->role == ExecutorRole::kSpout) {
@@ -60,11 +80,13 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
         ex = std::make_unique<AckerExecutor>(rt->env_, ep, s);
       }
       rt->env_.sinks[static_cast<std::size_t>(ep.index)] = &ex->queue();
+      rt->local_index_[static_cast<std::size_t>(ep.index)] = static_cast<int>(rt->executors_.size());
       rt->executors_.push_back(std::move(ex));
     }
   } catch (const ConfigError& e) {
     return api::Status::error(e.what());
   }
+  rt->deliver_scratch_.resize(rt->executors_.size());
   return rt;
 }
 
@@ -98,18 +120,49 @@ std::uint64_t TopologyRuntime::in_flight() const {
   return n;
 }
 
-void TopologyRuntime::deliver(Batch&& batch) {
-  std::vector<Batch> per_executor(executors_.size());
+bool TopologyRuntime::runs_task(TaskId task) const { return local_executor_of(task) >= 0; }
+
+int TopologyRuntime::local_executor_of(TaskId task) const {
+  if (task.value < 0 || static_cast<std::size_t>(task.value) >= env_.task_sink.size()) return -1;
+  const int e = env_.task_sink[static_cast<std::size_t>(task.value)];
+  return e < 0 ? -1 : local_index_[static_cast<std::size_t>(e)];
+}
+
+bool TopologyRuntime::try_deliver(Batch& batch, Batch* foreign) {
+  if (batch.empty()) return true;
+  // Fast path: a frame usually holds envelopes for one executor only.
+  const int first = local_executor_of(batch.front().dest);
+  bool one = first >= 0;
+  for (std::size_t i = 1; one && i < batch.size(); ++i) one = local_executor_of(batch[i].dest) == first;
+  if (one) return executors_[static_cast<std::size_t>(first)]->queue().try_push(batch);
+
+  std::lock_guard lock(deliver_mutex_);
   for (auto& e : batch) {
-    const int d = env_.task_sink[static_cast<std::size_t>(e.dest.value)];
-    per_executor[static_cast<std::size_t>(d)].push_back(std::move(e));
-  }
-  for (std::size_t i = 0; i < per_executor.size(); ++i) {
-    Batch& b = per_executor[i];
-    while (!b.empty() && !executors_[i]->queue().try_push(b)) {
-      if (stopping_.load(std::memory_order_relaxed)) return;
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    const int local = local_executor_of(e.dest);
+    if (local < 0) {
+      foreign->push_back(std::move(e));
+    } else {
+      deliver_scratch_[static_cast<std::size_t>(local)].push_back(std::move(e));
     }
+  }
+  batch.clear();
+  bool all = true;
+  for (std::size_t i = 0; i < deliver_scratch_.size(); ++i) {
+    Batch& b = deliver_scratch_[i];
+    if (b.empty()) continue;
+    if (executors_[i]->queue().try_push(b)) continue;  // b comes back empty
+    all = false;
+    for (auto& e : b) batch.push_back(std::move(e));  // kept, in order
+    b.clear();
+  }
+  return all;
+}
+
+void TopologyRuntime::deliver(Batch&& batch) {
+  Batch foreign;
+  while (!try_deliver(batch, &foreign)) {
+    if (stopping_.load(std::memory_order_relaxed)) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
@@ -124,7 +177,7 @@ TopologyStats TopologyRuntime::stats() const {
     cs.id = c->id;
     cs.is_spout = c->role == ExecutorRole::kSpout;
     cs.is_system = c->role == ExecutorRole::kAcker;
-    cs.tasks = static_cast<int>(c->tasks.size());
+    cs.tasks = partial_ ? 0 : static_cast<int>(c->tasks.size());
     std::uint64_t exec_ns = 0, exec_n = 0, complete_ns = 0, complete_n = 0;
     for (const auto& ex : executors_) {
       if (ex->plan().component != c.get()) continue;
@@ -133,6 +186,7 @@ TopologyStats TopologyRuntime::stats() const {
         return a.load(std::memory_order_relaxed);
       };
       ++cs.executors;
+      if (partial_) cs.tasks += static_cast<int>(ex->plan().tasks.size());
       cs.emitted += get(s.emitted);
       cs.transferred += get(s.transferred);
       cs.acked += get(s.acked);
@@ -149,7 +203,8 @@ TopologyStats TopologyRuntime::stats() const {
     cs.complete_latency_ms = complete_n ? complete_ns / 1e6 / static_cast<double>(complete_n) : 0;
     const double count = static_cast<double>(cs.is_spout ? cs.emitted : cs.executed);
     cs.throughput = out.uptime_secs > 0 ? count / out.uptime_secs : 0;
-    out.components.push_back(std::move(cs));
+    // A worker lists only the components it runs.
+    if (!partial_ || cs.executors > 0) out.components.push_back(std::move(cs));
   }
   return out;
 }

@@ -1,20 +1,23 @@
-// TopologyRuntime: one running topology in this process: its plan, the task
-// instances, one executor thread per executor (spouts, bolts, ackers) and
-// their queues. It is the composition root of the worker runtime: it builds
-// every piece and stops them (spouts first) on stop().
+// TopologyRuntime: the running executors of one topology in this process: its
+// plan, the task instances, one executor thread per executor (spouts, bolts,
+// ackers) and their queues. It is the composition root of the worker runtime:
+// it builds every piece and stops them (spouts first) on stop().
 //
-// The seam for a later transport: deliver() is the entry point for batches
-// that arrive from other workers; tasks not run here would be given a remote
-// TupleSink in ExecutorEnv::sinks. Today every task is local.
+// Local mode runs every executor of the plan. A worker process runs only some
+// (ExecutorPlacement::run_here) and gives the runtime a TupleSink for each of
+// the others (a transport to the worker that runs it); try_deliver() is the
+// entry point for batches that arrive from other workers.
 //
 // Thread contract: create/start/stop from one owner thread; stats(),
-// in_flight(), activate()/deactivate() and deliver() from any thread.
+// in_flight(), activate()/deactivate(), try_deliver() and deliver() from any
+// thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,16 @@
 
 namespace rstorm::worker {
 
+// Which executors of a plan run in this process, and where tuples for the
+// others go.
+struct ExecutorPlacement {
+  // Index: plan executor index; true: run here. Empty: every executor.
+  std::vector<bool> run_here;
+  // Index: plan executor index; the sink of an executor not run here
+  // (borrowed, must outlive the runtime). Unused for executors run here.
+  std::vector<TupleSink*> remote_sinks;
+};
+
 class TopologyRuntime {
  public:
   // Plans the topology and makes every task's spout or bolt instance (the
@@ -37,6 +50,12 @@ class TopologyRuntime {
   static api::Result<std::unique_ptr<TopologyRuntime>> create(
       const std::string& name, const Config& config, const Topology& topology,
       std::shared_ptr<spdlog::logger> logger, std::uint64_t seed);
+  // Runs the executors `placement` selects of an already made plan (the
+  // caller may have adjusted it, e.g. local-or-shuffle's local tasks).
+  // REQUIRES: every executor not run here has a remote sink.
+  static api::Result<std::unique_ptr<TopologyRuntime>> create(
+      std::unique_ptr<TopologyPlan> plan, const Topology& topology,
+      std::shared_ptr<spdlog::logger> logger, std::uint64_t seed, ExecutorPlacement placement);
   ~TopologyRuntime();
 
   void start();
@@ -49,18 +68,41 @@ class TopologyRuntime {
   std::uint64_t in_flight() const;
   TopologyStats stats() const;
   const TopologyPlan& plan() const { return *plan_; }
+  // The executors run here (for metrics: plan(), stats(), queue()). Fixed after create().
+  const std::vector<std::unique_ptr<Executor>>& executors() const { return executors_; }
 
-  // Hands a batch that came from another worker to the local executors.
+  // Whether task `task` runs here (false for ids outside the plan).
+  bool runs_task(TaskId task) const;
+  // The sink of task `task`: its executor's queue here, or the remote sink.
+  // REQUIRES: `task` is a task of the plan.
+  TupleSink* sink_of(TaskId task) const {
+    return env_.sinks[static_cast<std::size_t>(env_.task_sink[static_cast<std::size_t>(task.value)])];
+  }
+
+  // Hands envelopes that came from another worker to the local executors'
+  // queues without blocking. Returns true when `batch` is left empty; false
+  // when a queue was full: the envelopes it did not take stay in `batch`, in
+  // order (retry them later). Envelopes for tasks not run here are moved to
+  // `*foreign` (the caller fails their trees).
+  bool try_deliver(Batch& batch, Batch* foreign);
+  // Blocking form for tests: retries until every envelope for a local task is
+  // taken (or the runtime stops); envelopes for other tasks are dropped.
   void deliver(Batch&& batch);
 
  private:
   explicit TopologyRuntime(const Topology& topology) : topology_(topology) {}
+  // Index into executors_ of the executor running `task`; -1 when not here.
+  int local_executor_of(TaskId task) const;
 
   Topology topology_;  // keeps the factories' library loaded
   std::unique_ptr<TopologyPlan> plan_;
   ExecutorEnv env_;
   std::atomic<bool> stopping_{false};
-  std::vector<std::unique_ptr<Executor>> executors_;
+  std::vector<std::unique_ptr<Executor>> executors_;  // the ones run here
+  std::vector<int> local_index_;  // plan executor index -> index in executors_, or -1
+  bool partial_ = false;          // not every executor of the plan runs here
+  std::mutex deliver_mutex_;
+  std::vector<Batch> deliver_scratch_;  // GUARDED_BY(deliver_mutex_); index: executors_
   std::chrono::steady_clock::time_point started_;
   bool running_ = false;
 };

@@ -1,0 +1,183 @@
+#include "worker/process/data_plane.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace rstorm::worker_process {
+
+using worker::Batch;
+using worker::Envelope;
+using worker::MessageKind;
+
+namespace {
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+DataPlane::DataPlane(SlotRuntime& runtime, std::shared_ptr<spdlog::logger> logger,
+                     DataPlaneOptions options)
+    : runtime_(runtime), logger_(std::move(logger)), options_(options) {}
+
+DataPlane::~DataPlane() { stop(); }
+
+void DataPlane::start(transport::Transport* transport) {
+  transport_ = transport;
+  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+}
+
+void DataPlane::stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  wake_.notify_all();
+  thread_.join();
+  transport_ = nullptr;
+}
+
+bool DataPlane::deliver(Batch& batch) {
+  Batch foreign;
+  const bool all = runtime_.runtime().try_deliver(batch, &foreign);
+  if (!foreign.empty()) undeliverable(foreign, "their tasks are not run by this worker");
+  return all;
+}
+
+void DataPlane::undeliverable(Batch& batch, std::string_view reason) {
+  if (batch.empty()) return;
+  undeliverable_.fetch_add(batch.size(), std::memory_order_relaxed);
+  const std::int64_t now = steady_ns();
+  std::int64_t last = last_log_ns_.load(std::memory_order_relaxed);
+  if (now - last >= 1'000'000'000 && last_log_ns_.compare_exchange_strong(last, now)) {
+    logger_->warn(
+        "[topology={}] {} envelopes not delivered ({}); failing their tuple trees so spouts "
+        "replay (logged at most once a second)",
+        runtime_.runtime().plan().name, batch.size(), reason);
+  }
+  fail_trees(batch);
+  batch.clear();
+}
+
+void DataPlane::fail_trees(Batch& batch) {
+  const worker::TopologyPlan& plan = runtime_.runtime().plan();
+  if (!plan.acking()) return;
+  auto acker_for = [&](std::uint64_t root) {
+    return plan.acker_tasks[root % plan.acker_tasks.size()];
+  };
+  std::vector<Failure> out;
+  for (const Envelope& e : batch) {
+    switch (e.kind) {
+      case MessageKind::kTuple: {
+        const auto& anchors = e.tuple.anchors();
+        for (std::size_t i = 0; i < anchors.size(); ++i) {
+          if (anchors[i].root != 0) out.push_back({acker_for(anchors[i].root), MessageKind::kFail, anchors[i].root});
+        }
+        break;
+      }
+      case MessageKind::kAckInit:
+        // The spout's own init: tell the spout directly when it runs here.
+        if (runtime_.runtime().runs_task(e.task())) {
+          out.push_back({e.task(), MessageKind::kAckFailed, e.root()});
+        } else {
+          out.push_back({e.dest, MessageKind::kFail, e.root()});
+        }
+        break;
+      case MessageKind::kAck:
+        out.push_back({e.dest, MessageKind::kFail, e.root()});
+        break;
+      default:
+        // A lost fail or completion: the spout times the tree out. Never
+        // re-failed, so an unreachable acker cannot make a loop.
+        break;
+    }
+  }
+  if (out.empty()) return;
+  std::sort(out.begin(), out.end(), [](const Failure& a, const Failure& b) {
+    return std::tie(a.root, a.dest.value) < std::tie(b.root, b.dest.value);
+  });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const Failure& a, const Failure& b) {
+                          return a.root == b.root && a.dest == b.dest;
+                        }),
+            out.end());
+  {
+    std::lock_guard lock(mutex_);
+    failures_.insert(failures_.end(), out.begin(), out.end());
+  }
+  wake_.notify_all();
+}
+
+void DataPlane::run(std::stop_token stop) {
+  std::vector<Failure> failures;
+  while (!stop.stop_requested()) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, stop, options_.check_interval, [&] { return !failures_.empty(); });
+      failures.swap(failures_);
+    }
+    if (!failures.empty()) send_failures(failures, stop);
+    failures.clear();
+    check_backpressure();
+  }
+}
+
+void DataPlane::send_failures(std::vector<Failure>& failures, const std::stop_token& stop) {
+  std::map<worker::TupleSink*, Batch> by_sink;
+  for (const Failure& f : failures) {
+    if (!runtime_.runtime().plan().task_executor.empty() &&
+        (f.dest.value <= 0 ||
+         static_cast<std::size_t>(f.dest.value) >= runtime_.runtime().plan().task_executor.size())) {
+      continue;
+    }
+    Envelope& e = by_sink[runtime_.runtime().sink_of(f.dest)].emplace_back();
+    e.dest = f.dest;
+    e.set_control(f.kind, f.root, 0, TaskId());
+  }
+  for (auto& [sink, batch] : by_sink) {
+    const std::size_t n = batch.size();
+    while (!sink->try_push(batch)) {
+      if (stop.stop_requested()) return;
+      check_backpressure();  // a full local queue must not hide from peers
+      sink->wait_for_space(std::chrono::milliseconds(1));
+    }
+    trees_failed_.fetch_add(n, std::memory_order_relaxed);
+  }
+}
+
+void DataPlane::check_backpressure() {
+  const auto& executors = runtime_.runtime().executors();
+  if (throttled_.size() != executors.size()) throttled_.assign(executors.size(), 0);
+  std::vector<TaskId> on, off;
+  for (std::size_t i = 0; i < executors.size(); ++i) {
+    const worker::ReceiveQueue& q = executors[i]->queue();
+    const double depth = static_cast<double>(q.depth());
+    const double capacity = static_cast<double>(q.capacity());
+    const auto& tasks = executors[i]->plan().tasks;
+    if (!throttled_[i] && depth >= options_.high_watermark * capacity) {
+      throttled_[i] = 1;
+      on.insert(on.end(), tasks.begin(), tasks.end());
+      engaged_.fetch_add(1, std::memory_order_relaxed);
+      throttled_tasks_.fetch_add(tasks.size(), std::memory_order_relaxed);
+    } else if (throttled_[i] && depth <= options_.low_watermark * capacity) {
+      throttled_[i] = 0;
+      off.insert(off.end(), tasks.begin(), tasks.end());
+      released_.fetch_add(1, std::memory_order_relaxed);
+      throttled_tasks_.fetch_sub(tasks.size(), std::memory_order_relaxed);
+    }
+  }
+  if (transport_ == nullptr) return;
+  if (!on.empty()) transport_->set_backpressure(on, true);
+  if (!off.empty()) transport_->set_backpressure(off, false);
+}
+
+DataPlaneCounters DataPlane::counters() const {
+  DataPlaneCounters c;
+  c.undeliverable_envelopes = undeliverable_.load(std::memory_order_relaxed);
+  c.trees_failed = trees_failed_.load(std::memory_order_relaxed);
+  c.backpressure_engaged = engaged_.load(std::memory_order_relaxed);
+  c.backpressure_released = released_.load(std::memory_order_relaxed);
+  c.throttled_tasks = throttled_tasks_.load(std::memory_order_relaxed);
+  return c;
+}
+
+}  // namespace rstorm::worker_process

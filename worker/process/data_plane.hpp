@@ -1,0 +1,105 @@
+// DataPlane: what joins a worker's SlotRuntime to the transport.
+//  - Inbound (transport::InboundHandler, on the transport's io thread):
+//    deliver() hands arrived envelopes to the local executors' queues without
+//    blocking (false when a queue is full: the transport holds the rest and
+//    stops reading that connection); undeliverable() fails the tuple trees of
+//    envelopes that will never reach their peer, so spouts replay.
+//  - Failing trees: a kFail for each tree to its acker (a local queue or a
+//    remote sink), or a kAckFailed straight to the local spout when the lost
+//    envelope was the spout's own init. Pushed from this class's thread, never
+//    from the io thread, so that a full queue cannot stall the transport.
+//  - Backpressure: the same thread checks the local receive queues every
+//    `check_interval`; a queue over the high watermark throttles its tasks at
+//    every peer (Transport::set_backpressure(tasks, true)) until it is back
+//    under the low watermark.
+//
+// Thread contract: deliver/undeliverable from any thread (the transport's io
+// thread, or the one calling Transport::set_peers/stop); start/stop from the
+// owner; counters from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "worker/process/slot_runtime.hpp"
+#include "worker/transport/transport.hpp"
+
+namespace rstorm::worker_process {
+
+struct DataPlaneOptions {
+  // Fractions of a receive queue's capacity (in batches). Defaults 0.9 / 0.5.
+  double high_watermark = 0.9;
+  double low_watermark = 0.5;
+  // How often the queues are checked. Default 2 ms.
+  std::chrono::microseconds check_interval{2000};
+};
+
+struct DataPlaneCounters {
+  std::uint64_t undeliverable_envelopes = 0;  // handed to undeliverable() or not for this worker
+  std::uint64_t trees_failed = 0;             // kFail / kAckFailed sent because of them
+  std::uint64_t backpressure_engaged = 0;     // times a local queue throttled its tasks
+  std::uint64_t backpressure_released = 0;    // times it released them
+  std::uint64_t throttled_tasks = 0;          // tasks throttled right now
+};
+
+class DataPlane final : public transport::InboundHandler {
+ public:
+  // REQUIRES: `runtime` and `logger` outlive this.
+  DataPlane(SlotRuntime& runtime, std::shared_ptr<spdlog::logger> logger,
+            DataPlaneOptions options = {});
+  ~DataPlane() override;
+  DataPlane(const DataPlane&) = delete;
+  DataPlane& operator=(const DataPlane&) = delete;
+
+  // Starts the thread. `transport` (may be null: no remote backpressure) is
+  // borrowed until stop().
+  void start(transport::Transport* transport);
+  void stop();
+
+  bool deliver(worker::Batch& batch) override;
+  void undeliverable(worker::Batch& batch, std::string_view reason) override;
+
+  DataPlaneCounters counters() const;
+
+ private:
+  // A control message to send: kFail to an acker or kAckFailed to a spout.
+  struct Failure {
+    TaskId dest;
+    worker::MessageKind kind;
+    std::uint64_t root;
+  };
+
+  void fail_trees(worker::Batch& batch);
+  void run(std::stop_token stop);
+  void send_failures(std::vector<Failure>& failures, const std::stop_token& stop);
+  void check_backpressure();
+
+  SlotRuntime& runtime_;
+  const std::shared_ptr<spdlog::logger> logger_;
+  const DataPlaneOptions options_;
+  transport::Transport* transport_ = nullptr;  // set before the thread starts
+
+  std::mutex mutex_;
+  std::condition_variable_any wake_;
+  std::vector<Failure> failures_;  // GUARDED_BY(mutex_)
+
+  // Thread-only state: which local executors are throttled.
+  std::vector<char> throttled_;
+
+  std::atomic<std::uint64_t> undeliverable_{0};
+  std::atomic<std::uint64_t> trees_failed_{0};
+  std::atomic<std::uint64_t> engaged_{0};
+  std::atomic<std::uint64_t> released_{0};
+  std::atomic<std::uint64_t> throttled_tasks_{0};
+  std::atomic<std::int64_t> last_log_ns_{0};
+  std::jthread thread_;
+};
+
+}  // namespace rstorm::worker_process
