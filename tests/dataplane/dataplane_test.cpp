@@ -67,13 +67,17 @@ class DataPlaneTest : public ::testing::Test {
                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(out_dir_);
     std::filesystem::create_directories(out_dir_);
+  }
+
+  // ZooKeeper, nimbus and two supervisors (racks r1, r2) of `slots` slots each.
+  void start_cluster(int slots = 2) {
     auto zk = ZooKeeperServer::start();
     ASSERT_TRUE(zk) << zk.status().to_string();
     zk_ = std::move(zk).value();
     sv::DevClusterOptions o;
     o.supervisors = 2;
     o.racks = 2;
-    o.slots = 2;
+    o.slots = slots;
     o.zookeeper_connect = zk_->connect_string();
     o.overrides = kFastConfig;
     auto cluster = sv::DevCluster::start(o, Logger::to_stderr("dataplane-test"));
@@ -98,6 +102,7 @@ class DataPlaneTest : public ::testing::Test {
   // Submits the test topology over `workers` workers (round-robin placement)
   // with `config` on top, and waits until every assigned worker heartbeats.
   void submit(const std::string& name, int workers, std::vector<std::string> config) {
+    ASSERT_TRUE(cluster_) << "start_cluster() first";
     std::vector<std::string> args = {"submit", RSTORM_DATAPLANE_LIB, "--name", name, "--wait",
                                      "-c", "dataplane.out.dir=" + out_dir_.string(),
                                      "-c", "dataplane.go.file=" + (out_dir_ / "go").string(),
@@ -239,6 +244,7 @@ class DataPlaneTest : public ::testing::Test {
 };
 
 TEST_F(DataPlaneTest, WordCountAcrossThreeWorkersOnTwoSupervisorsCountsExactlyAndAcksOnce) {
+  start_cluster();
   constexpr std::int64_t kMessages = 2000;
   submit("wc3", 3, {"dataplane.sentences=" + std::to_string(kMessages)});
   const auto slots = slots_of(*assignment_);
@@ -264,6 +270,7 @@ TEST_F(DataPlaneTest, WordCountAcrossThreeWorkersOnTwoSupervisorsCountsExactlyAn
 }
 
 TEST_F(DataPlaneTest, KilledWorkerIsRestartedAndEveryMessageIsStillAcked) {
+  start_cluster();
   constexpr std::int64_t kMessages = 3000;
   submit("wckill", 3, {"dataplane.sentences=" + std::to_string(kMessages), "dataplane.rate=300",
                        "topology.message.timeout.secs=5"});
@@ -303,6 +310,7 @@ TEST_F(DataPlaneTest, KilledWorkerIsRestartedAndEveryMessageIsStillAcked) {
 }
 
 TEST_F(DataPlaneTest, SlowBoltInAnotherWorkerEngagesBackpressureAndTheSenderStaysBounded) {
+  start_cluster();
   // 20000 messages of 16 KiB (320 MB in all) into a bolt that takes >= 300 us
   // each, with no topology.max.spout.pending: only backpressure bounds what
   // the spout's worker holds.
@@ -368,6 +376,7 @@ std::string length_prefix(std::uint32_t n) {
 }
 
 TEST_F(DataPlaneTest, GarbageTruncatedAndOversizedFramesAreRefusedAndTheTopologyCompletes) {
+  start_cluster();
   constexpr std::int64_t kMessages = 1500;
   submit("junk", 3, {"dataplane.sentences=" + std::to_string(kMessages), "dataplane.rate=300"});
   const Slot target = slot_running("count");
@@ -393,6 +402,57 @@ TEST_F(DataPlaneTest, GarbageTruncatedAndOversizedFramesAreRefusedAndTheTopology
   ASSERT_TRUE(beat);
   EXPECT_EQ(beat->pid, heartbeat(target)->pid);
   EXPECT_TRUE(alive(static_cast<pid_t>(beat->pid)));
+}
+
+TEST_F(DataPlaneTest, WorkersThatStayFollowExecutorsMovedOffAStoppedSupervisor) {
+  // Three slots per supervisor, so that the executors of the stopped one find
+  // free slots and the workers of the other keep theirs. Ackers are listed in
+  // the assignment (an explicit count), so they move like any executor.
+  start_cluster(3);
+  constexpr std::int64_t kMessages = 3000;
+  submit("moving", 3, {"dataplane.sentences=" + std::to_string(kMessages), "dataplane.rate=300",
+                       "topology.message.timeout.secs=5", "topology.acker.executors=3"});
+  const Slot spout = slot_running("sentences");
+  std::map<std::string, std::set<Slot>> by_node;
+  for (const auto& [slot, components] : slots_of(*assignment_)) by_node[slot.first].insert(slot);
+  ASSERT_EQ(by_node.size(), 2u);
+  std::string lost, kept;
+  for (const auto& [node, slots] : by_node) (node == spout.first ? kept : lost) = node;
+  go();
+  ASSERT_TRUE(eventually([&] { return acks().size() >= 300; }, 30s));
+  std::map<Slot, std::int64_t> pids;
+  for (const Slot& slot : by_node[kept]) pids[slot] = heartbeat(slot).value().pid;
+  const auto before = *assignment_;
+  ASSERT_TRUE(cluster_->stop_supervisor(supervisor_index(lost)));
+  ASSERT_TRUE(eventually([&] {
+    auto a = assignment();
+    if (!a || a->version == before.version) return false;
+    for (const auto& e : a->executors) {
+      if (e.slot.node_id == lost) return false;
+    }
+    assignment_ = a;
+    return every_worker_heartbeats(*a);
+  }, 40s)) << "executors did not move off " << lost;
+  // The workers of the kept supervisor stayed (same process) and follow the
+  // new assignment version from their rewritten spec.
+  for (const auto& [slot, pid] : pids) {
+    auto beat = heartbeat(slot);
+    ASSERT_TRUE(beat);
+    EXPECT_EQ(beat->pid, pid) << "worker on port " << slot.second << " was restarted";
+    const std::string expected = "-> " + std::to_string(assignment_->version) + " of topology";
+    EXPECT_TRUE(eventually([&] { return worker_log(slot).find(expected) != std::string::npos; }, 10s))
+        << worker_log(slot);
+  }
+  ASSERT_TRUE(eventually([&] { return all_acked(kMessages); }, 60s))
+      << acks().size() << " of " << kMessages << " messages acked";
+  expect_each_acked_once(kMessages);
+  const auto expected = expected_counts(kMessages);
+  const auto got = counts();
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto& [word, n] : expected) {
+    ASSERT_TRUE(got.count(word)) << "'" << word << "' never counted";
+    EXPECT_GE(got.at(word), n) << "'" << word << "'";
+  }
 }
 
 }  // namespace
