@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "common/config_loader.hpp"
@@ -64,6 +65,10 @@ double rss_mb(pid_t pid) {
   return 0;
 }
 
+// A command that each worker is started under (e.g. "valgrind --tool=callgrind"),
+// split on spaces; empty: none.
+std::vector<std::string> g_wrap;
+
 // Two rstorm-worker processes: "a" runs the spout, "b" the bolts.
 class WorkerPair {
  public:
@@ -103,9 +108,14 @@ class WorkerPair {
       std::filesystem::create_directories(spec.worker_dir);
       (void)wp::write_file_atomically(spec.spec_file(), wp::spec_to_json(spec));
       (void)wp::write_file_atomically(spec.status_file(), wp::kStatusActive);
-      auto p = sv::launch_process(sv::executable_dir() / "rstorm-worker",
-                                  {"--spec", spec.spec_file().string()},
-                                  spec.worker_dir / "worker.log");
+      std::filesystem::path binary = sv::executable_dir() / "rstorm-worker";
+      std::vector<std::string> args = {"--spec", spec.spec_file().string()};
+      if (!g_wrap.empty()) {
+        args.insert(args.begin(), binary.string());
+        args.insert(args.begin(), g_wrap.begin() + 1, g_wrap.end());
+        binary = g_wrap.front();
+      }
+      auto p = sv::launch_process(binary, args, spec.worker_dir / "worker.log");
       if (!p) {
         std::fprintf(stderr, "cannot start rstorm-worker: %s\n", p.status().to_string().c_str());
         std::exit(1);
@@ -207,10 +217,18 @@ int main(int argc, char** argv) {
   app.add_option("--latency-secs", latency_secs, "Seconds recorded in the latency run (default 10)");
   app.add_flag("--no-latency", skip_latency, "Skip the fixed-rate latency run");
   app.add_option("-c", extra, "Extra config key=value for every run")->allow_extra_args(false);
+  std::string wrap;
+  std::string keep;
+  app.add_option("--wrap", wrap,
+                 "Start each worker under this command, e.g. \"/usr/bin/valgrind --tool=callgrind\"");
+  app.add_option("--keep-dir", keep, "Keep the workers' directories (logs, profiles) here");
   CLI11_PARSE(app, argc, argv);
+  std::istringstream words(wrap);
+  for (std::string w; words >> w;) g_wrap.push_back(w);
 
-  const auto base = std::filesystem::temp_directory_path() /
-                    ("rstorm-remote-bench-" + std::to_string(::getpid()));
+  const auto base = !keep.empty() ? std::filesystem::path(keep)
+                                   : std::filesystem::temp_directory_path() /
+                                         ("rstorm-remote-bench-" + std::to_string(::getpid()));
   std::printf("rstorm-bench-remote-throughput: spout in worker a, IdBolt and NullBolt in worker b "
               "(two rstorm-worker processes, TCP on 127.0.0.1), %u hardware threads; median of %d "
               "runs\n", std::thread::hardware_concurrency(), runs);
@@ -273,6 +291,6 @@ int main(int argc, char** argv) {
                 rate, median(p50), median(p99), median(p999));
   }
   std::error_code ec;
-  std::filesystem::remove_all(base, ec);
+  if (keep.empty()) std::filesystem::remove_all(base, ec);
   return 0;
 }
