@@ -10,6 +10,7 @@
 //  1. sink throughput with acking off and on (median of windows, median of runs);
 //  2. complete latency p50/p99/p99.9 at a fixed offered rate with acking on;
 //  3. CPU seconds per million tuples and resident memory per worker.
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <sstream>
 #include <thread>
 
@@ -54,6 +57,44 @@ double cpu_secs(pid_t pid) {
     }
   }
   return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// Seconds the threads of `pid` have spent runnable but waiting for a CPU
+// (/proc/<pid>/task/*/schedstat, second field): how much the machine's other
+// load delays this process.
+double runqueue_wait_secs(pid_t pid) {
+  double total = 0;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(
+           "/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "schedstat");
+    double run = 0, wait = 0;
+    if (in >> run >> wait) total += wait / 1e9;
+  }
+  return total;
+}
+
+// CPU seconds per thread of `pid`, by "<comm>#<tid>".
+std::map<std::string, double> thread_cpu(pid_t pid) {
+  std::map<std::string, double> out;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(
+           "/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto open = text.find('('), close = text.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream fields(text.substr(close + 2));
+    std::string f;
+    double ticks = 0;
+    for (int i = 3; fields >> f; ++i) {
+      if (i == 14 || i == 15) ticks += std::stod(f);
+      if (i == 15) break;
+    }
+    out[text.substr(open + 1, close - open - 1) + "#" + task.path().filename().string()] =
+        ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
+  return out;
 }
 
 double rss_mb(pid_t pid) {
@@ -152,6 +193,7 @@ class WorkerPair {
   }
   pid_t pid(int i) const { return processes_.at(static_cast<std::size_t>(i)).pid; }
   double cpu() const { return cpu_secs(pid(0)) + cpu_secs(pid(1)); }
+  double runqueue_wait() const { return runqueue_wait_secs(pid(0)) + runqueue_wait_secs(pid(1)); }
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
@@ -261,13 +303,26 @@ int main(int argc, char** argv) {
       overrides.push_back("bench.rate=" + std::to_string(static_cast<long long>(rate)));
       overrides.push_back("bench.latency.file=" + file.string());
       overrides.push_back("bench.latency.warmup.secs=2");
-      double sink_rate = 0;
+      double sink_rate = 0, wait_per_sec = 0, cpu_per_sec = 0;
       {
         WorkerPair pair(dir, true, overrides);
         std::this_thread::sleep_for(std::chrono::seconds(2));
         auto s0 = pair.sink();
+        const double w0 = pair.runqueue_wait(), c0 = pair.cpu();
+        const auto t0a = thread_cpu(pair.pid(0)), t0b = thread_cpu(pair.pid(1));
         std::this_thread::sleep_for(std::chrono::duration<double>(latency_secs));
         auto s1 = pair.sink();
+        wait_per_sec = (pair.runqueue_wait() - w0) / latency_secs;
+        cpu_per_sec = (pair.cpu() - c0) / latency_secs;
+        std::printf("  run %d CPU s/s per thread:", i + 1);
+        for (auto [name, t0, pid] : {std::tuple{"a", &t0a, pair.pid(0)}, {"b", &t0b, pair.pid(1)}}) {
+          for (const auto& [thread, secs] : thread_cpu(pid)) {
+            const double before = t0->count(thread) ? t0->at(thread) : 0;
+            const double rate = (secs - before) / latency_secs;
+            if (rate >= 0.01) std::printf(" %s:%s %.2f", name, thread.substr(0, thread.find('#')).c_str(), rate);
+          }
+        }
+        std::printf("\n");
         if (s1.first > s0.first) {
           sink_rate = static_cast<double>(s1.second - s0.second) * 1000.0 /
                       static_cast<double>(s1.first - s0.first);
@@ -279,9 +334,12 @@ int main(int argc, char** argv) {
       for (float m; in >> m;) micros.push_back(m);
       const double a = percentile(micros, 0.5) / 1e3, b = percentile(micros, 0.99) / 1e3,
                    c = percentile(micros, 0.999) / 1e3;
+      double load[3] = {0, 0, 0};
+      (void)::getloadavg(load, 3);
       std::printf("  run %d latency at %.0f tuples/s offered, acking on (%zu samples): p50 %.3f ms "
-                  "p99 %.3f ms p99.9 %.3f ms; sink %.0f tuples/s\n",
-                  i + 1, rate, micros.size(), a, b, c, sink_rate);
+                  "p99 %.3f ms p99.9 %.3f ms; sink %.0f tuples/s; workers' CPU %.2f s/s, their "
+                  "threads waited %.3f s/s for a CPU; load average %.1f\n",
+                  i + 1, rate, micros.size(), a, b, c, sink_rate, cpu_per_sec, wait_per_sec, load[0]);
       std::fflush(stdout);
       p50.push_back(a);
       p99.push_back(b);

@@ -1,5 +1,7 @@
 #include "worker/process/data_plane.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <map>
 
@@ -25,7 +27,10 @@ DataPlane::~DataPlane() { stop(); }
 
 void DataPlane::start(transport::Transport* transport) {
   transport_ = transport;
-  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+  thread_ = std::jthread([this](std::stop_token stop) {
+    pthread_setname_np(pthread_self(), "rs:dataplane");  // so that top -H and perf name it
+    run(stop);
+  });
 }
 
 void DataPlane::stop() {
