@@ -30,7 +30,7 @@ class LostPeerSink final : public worker::TupleSink {
   DataPlane& plane_;
 };
 
-TEST(DataPlaneTest, UndeliverableTuplesHaveTheirTreesFailedSoTheSpoutReplays) {
+TEST(DataPlaneHandlerTest, UndeliverableTuplesHaveTheirTreesFailedSoTheSpoutReplays) {
   auto loaded = load_topology_library(RSTORM_WORD_COUNT_LIB);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   Config config;
@@ -73,7 +73,7 @@ TEST(DataPlaneTest, UndeliverableTuplesHaveTheirTreesFailedSoTheSpoutReplays) {
   plane.stop();
 }
 
-TEST(DataPlaneTest, DeliveredEnvelopesForTasksRunHereReachThemAndOthersAreFailed) {
+TEST(DataPlaneHandlerTest, DeliveredEnvelopesForTasksRunHereReachThemAndOthersAreFailed) {
   auto loaded = load_topology_library(RSTORM_WORD_COUNT_LIB);
   ASSERT_TRUE(loaded.ok());
   Config config;
