@@ -302,10 +302,10 @@ void OutboundChannel::write_pending() {
     std::lock_guard lock(mutex_);
     if (pending_.empty()) return;
     c->writing.swap(pending_);
+    pending_.clear();  // the drained buffer, kept for its capacity
     c->writing_frames = std::exchange(pending_frames_, 0);
     c->writing_tuples = std::exchange(pending_tuples_, 0);
   }
-  pending_.clear();
   c->writing_active = true;
   asio::async_write(c->socket, asio::buffer(c->writing),
                     [this, c](const boost::system::error_code& ec, std::size_t) {
