@@ -71,5 +71,8 @@ RSTORM_CLI_COMMAND("dev-cluster", [](CLI::App& app, int& exit_code) {
   sub->add_option("--work-dir", args->work_dir,
                   "keep logs and state here (default: a temporary dir, removed on exit)");
   sub->add_option("-c", args->options.overrides, "key=value for every daemon (repeatable)");
+  sub->add_flag("--prometheus", args->options.prometheus,
+                "Also start a Prometheus server (Debian's prometheus) on loopback that scrapes "
+                "nimbus, supervisors and workers, and print its URL");
   sub->callback([&exit_code, args] { exit_code = run_dev_cluster(*args); });
 });

@@ -1,10 +1,15 @@
 // `rstorm local LIB.so`: runs a topology library in this process, with no
 // external service. The logic lives in rstorm::worker (local_runner.hpp).
+#include <unistd.h>
+
 #include <csignal>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "command.hpp"
 #include "rstorm/config.hpp"
+#include "common/metrics/prometheus_server.hpp"
 #include "rstorm/worker/local_runner.hpp"
 
 namespace {
@@ -19,6 +24,8 @@ struct LocalOptions {
   double report_secs = 5;
   std::string name;
   std::vector<std::string> overrides;
+  int metrics_port = -1;
+  bool prometheus = false;
 };
 
 int run(const LocalOptions& o) {
@@ -43,7 +50,34 @@ int run(const LocalOptions& o) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   options.interrupted = &g_interrupted;
+  options.metrics_port = o.metrics_port >= 0 ? o.metrics_port : (o.prometheus ? 0 : -1);
+  // --prometheus: a real Prometheus server scraping this process, in its own
+  // temporary directory, stopped (by pid) and removed when the run ends.
+  std::unique_ptr<rstorm::metrics::PrometheusServer> prometheus;
+  const auto prom_dir = std::filesystem::temp_directory_path() /
+                        ("rstorm-local-prometheus-" + std::to_string(::getpid()));
+  if (o.prometheus) {
+    options.on_metrics_ready = [&](const std::string& target) {
+      rstorm::metrics::PrometheusServerOptions po;
+      po.work_dir = prom_dir;
+      po.static_targets = {target};
+      po.scrape_interval = std::chrono::seconds(2);
+      auto started = rstorm::metrics::PrometheusServer::start(po);
+      if (!started.ok()) {
+        std::cerr << "rstorm local: " << started.status().message() << "\n";
+        return;
+      }
+      prometheus = std::move(started).value();
+      std::cout << "rstorm local: Prometheus at " << prometheus->url() << " (pid "
+                << prometheus->pid() << ", data in " << prom_dir.string() << ")" << std::endl;
+    };
+  }
   rstorm::api::Status status = rstorm::worker::run_local(options, std::cout);
+  if (prometheus) {
+    prometheus->stop();
+    std::error_code ec;
+    std::filesystem::remove_all(prom_dir, ec);
+  }
   if (!status.is_ok()) {
     for (const auto& m : status.messages()) std::cerr << "rstorm local: " << m << "\n";
     return rstorm::cli::kExitUsage;
@@ -64,6 +98,11 @@ RSTORM_CLI_COMMAND("local", [](CLI::App& app, int& exit_code) {
   sub->add_option("--report-interval", options->report_secs,
                   "Seconds between live lines (default 5)");
   sub->add_option("--name", options->name, "Topology name (default: the library's)");
+  sub->add_option("--metrics-port", options->metrics_port,
+                  "Serve /metrics on 127.0.0.1:PORT while running (0: a free port; default off)");
+  sub->add_flag("--prometheus", options->prometheus,
+                "Also start a Prometheus server (Debian's prometheus) on loopback scraping it, "
+                "and print its URL");
   sub->add_option("-c", options->overrides, "Config override key=value (repeatable)")
       ->allow_extra_args(false);
   sub->callback([&exit_code, options] { exit_code = run(*options); });

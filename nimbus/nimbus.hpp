@@ -115,6 +115,11 @@ class Nimbus {
   void trigger();
   // Completed scheduling rounds (leader) or sync passes (standby).
   std::uint64_t rounds() const;
+  // Called on the monitor thread after each leader scheduling round with its
+  // duration (metrics). Set before start().
+  void set_round_observer(std::function<void(std::chrono::nanoseconds)> observer) {
+    round_observer_ = std::move(observer);
+  }
 
  private:
   // A topology as loaded from the blob store.
@@ -201,6 +206,7 @@ class Nimbus {
   std::condition_variable_any wake_;
   bool dirty_ = true;                                               // guarded by mutex_
   std::uint64_t rounds_ = 0;                                        // guarded by mutex_
+  std::function<void(std::chrono::nanoseconds)> round_observer_;   // set before start()
   bool supervisors_watched_ = false;                                // guarded by mutex_
   bool topologies_watched_ = false;                                 // guarded by mutex_
   std::map<std::string, Loaded> loaded_;                            // guarded by mutex_

@@ -39,20 +39,44 @@ Result<std::unique_ptr<NimbusDaemon>> NimbusDaemon::start(
   d->nimbus_ = std::make_unique<Nimbus>(*d->store_, *d->blobs_, options, logger);
   d->server_ = std::make_unique<NimbusServer>(*d->nimbus_, server_options, logger);
   if (Status s = d->server_->start(); !s) return s;
+  d->start_metrics(config);  // before the monitor thread runs: it reports round durations
   if (Status s = d->nimbus_->start(d->server_->port()); !s) return s;
   return d;
+}
+
+// /metrics and this nimbus's file SD entry (nimbus-<thrift port>.json). A
+// metrics port that cannot be bound is logged, not fatal: scheduling matters more.
+void NimbusDaemon::start_metrics(const Config& config) {
+  const int metrics_port = static_cast<int>(config.get_int("nimbus.metrics.port", 9460));
+  if (metrics_port < 0) return;
+  metrics::EndpointOptions o;
+  o.host = config.get_string("storm.metrics.host", "127.0.0.1");
+  o.port = metrics_port;
+  o.process_labels = {{"role", "nimbus"}};
+  o.sd_file = metrics::metrics_sd_dir(config) + "/nimbus-" + std::to_string(this->port()) + ".json";
+  o.sd_labels = {{"role", "nimbus"}, {"nimbus", "127.0.0.1:" + std::to_string(this->port())}};
+  auto endpoint = metrics::MetricsEndpoint::start(std::move(o));
+  if (!endpoint.ok()) {
+    logger_.warn("no /metrics: {}", endpoint.status().message());
+    return;
+  }
+  metrics_ = std::move(endpoint).value();
+  nimbus_metrics_ = std::make_unique<NimbusMetrics>(*nimbus_, metrics_->registry());
+  logger_.info("metrics at {}", metrics_->server().url());
 }
 
 NimbusDaemon::~NimbusDaemon() { stop(); }
 
 void NimbusDaemon::stop() {
   if (nimbus_) nimbus_->stop();
+  nimbus_metrics_.reset();  // no scrape reads nimbus after this
   if (server_) server_->stop();
   server_.reset();
   nimbus_.reset();
   blobs_.reset();
   kv_.reset();
   store_.reset();
+  metrics_.reset();
 }
 
 }  // namespace rstorm::nimbus

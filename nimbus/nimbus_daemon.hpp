@@ -14,7 +14,9 @@
 #include "common/coordination_store.hpp"
 #include "common/key_value_store.hpp"
 #include "common/logger.hpp"
+#include "common/metrics/endpoint.hpp"
 #include "nimbus/nimbus.hpp"
+#include "nimbus/nimbus_metrics.hpp"
 #include "nimbus/nimbus_server.hpp"
 #include "rstorm/config.hpp"
 
@@ -31,16 +33,21 @@ class NimbusDaemon {
 
   Nimbus& nimbus() { return *nimbus_; }
   int port() const { return server_ ? server_->port() : 0; }
+  // Where /metrics listens (nimbus.metrics.port; -1: off); 0 when not serving.
+  int metrics_port() const { return metrics_ ? metrics_->server().port() : 0; }
   CoordinationStore& store() { return *store_; }
 
  private:
   explicit NimbusDaemon(Logger logger) : logger_(std::move(logger)) {}
+  void start_metrics(const Config& config);
   Logger logger_;
   std::unique_ptr<CoordinationStore> store_;
   std::unique_ptr<KeyValueStore> kv_;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<Nimbus> nimbus_;
   std::unique_ptr<NimbusServer> server_;
+  std::unique_ptr<metrics::MetricsEndpoint> metrics_;
+  std::unique_ptr<NimbusMetrics> nimbus_metrics_;
 };
 
 }  // namespace rstorm::nimbus

@@ -28,7 +28,9 @@ void Nimbus::monitor_loop(std::stop_token stop) {
     }
     try {
       if (is_leader()) {
+        const auto begin = std::chrono::steady_clock::now();
         leader_round();
+        if (round_observer_) round_observer_(std::chrono::steady_clock::now() - begin);
       } else {
         standby_sync();
       }

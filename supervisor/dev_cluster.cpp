@@ -190,7 +190,9 @@ Status DevCluster::start_all() {
          << "storm.zookeeper.port: " << zookeeper_port_ << "\n"
          << "# every nimbus, so the client finds the leader after a failover\n"
          << "nimbus.seeds: " << nimbus_seeds() << "\n"
-         << "nimbus.thrift.port: " << nimbus_ports_.front() << "\n";
+         << "nimbus.thrift.port: " << nimbus_ports_.front() << "\n"
+         << "# Prometheus file service discovery, written by nimbus and supervisors\n"
+         << "storm.metrics.sd.dir: \"" << metrics_sd_dir().string() << "\"\n";
   }
   auto daemon_args = [&](const std::filesystem::path& local_dir) {
     std::vector<std::string> args{"--config", client_config().string(), "-c",
@@ -209,6 +211,10 @@ Status DevCluster::start_all() {
     std::filesystem::create_directories(dir);
     p.log = dir / "nimbus.log";
     p.args = daemon_args(dir / "local");
+    auto metrics_port = free_loopback_port();
+    if (!metrics_port) return metrics_port.status();
+    nimbus_metrics_ports_.push_back(*metrics_port);
+    p.args.insert(p.args.end(), {"-c", "nimbus.metrics.port=" + std::to_string(*metrics_port)});
     p.args.insert(p.args.end(), {"-c", "nimbus.thrift.port=" + std::to_string(nimbus_ports_[static_cast<std::size_t>(i)])});
     // Every nimbus holds a topology's code before it runs, so any of them can
     // take over (an explicit override from the caller still wins).
@@ -242,6 +248,9 @@ Status DevCluster::start_all() {
     std::filesystem::create_directories(dir);
     p.log = dir / "supervisor.log";
     p.args = daemon_args(dir);
+    auto metrics_port = free_loopback_port();
+    if (!metrics_port) return metrics_port.status();
+    p.args.insert(p.args.end(), {"-c", "supervisor.metrics.port=" + std::to_string(*metrics_port)});
     p.args.insert(p.args.end(),
                   {"-c", "supervisor.id=" + p.name, "-c",
                    "supervisor.rack=r" + std::to_string(i % options_.racks + 1), "-c",
@@ -267,12 +276,22 @@ Status DevCluster::start_all() {
       return s;
     }
   }
+  if (options_.prometheus) {
+    metrics::PrometheusServerOptions po;
+    po.work_dir = work_dir_ / "prometheus";
+    po.sd_dir = metrics_sd_dir().string();
+    po.scrape_interval = options_.prometheus_scrape_interval;
+    auto prometheus = metrics::PrometheusServer::start(po);
+    if (!prometheus.ok()) return Status(ErrorCode::kIoError, prometheus.status().message());
+    prometheus_ = std::move(prometheus).value();
+  }
   return Status::ok();
 }
 
 void DevCluster::stop() {
   if (stopped_) return;
   stopped_ = true;
+  if (prometheus_) prometheus_->stop();
   std::vector<ProcessId> ids;
   for (const auto& s : supervisors_) ids.push_back(s.process);
   terminate_processes(ids, std::chrono::seconds(20));  // they stop their workers first
@@ -364,6 +383,10 @@ void DevCluster::describe(std::ostream& out) const {
     out << "  " << supervisors_[i].name << "  rack r" << (index % options_.racks + 1)
         << "  slots " << join(supervisor_ports_[i]) << "  pid " << supervisors_[i].process.pid
         << "  log " << supervisors_[i].log.string() << "\n";
+  }
+  if (prometheus_) {
+    out << "  prometheus  " << prometheus_->url() << "  pid " << prometheus_->pid()
+        << "  (targets from " << metrics_sd_dir().string() << ")\n";
   }
   out << "client config: " << client_config().string() << "\n"
       << "submit:  rstorm submit build/lib/libword_count.so --name wc --config "

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/logger.hpp"
+#include "common/metrics/prometheus_server.hpp"
 #include "common/status.hpp"
 #include "supervisor/process_control.hpp"
 
@@ -43,6 +44,11 @@ struct DevClusterOptions {
   std::vector<std::string> overrides;
   // How long each process may take to come up. Default 60 s.
   std::chrono::milliseconds start_timeout{60000};
+  // Also start a Prometheus server (Debian's) on loopback that scrapes every
+  // nimbus, supervisor and worker through the file SD files the daemons write
+  // into <work_dir>/metrics-sd. Default false.
+  bool prometheus = false;
+  std::chrono::seconds prometheus_scrape_interval{5};
 };
 
 struct DevProcess {
@@ -84,6 +90,13 @@ class DevCluster {
   std::vector<int> supervisor_ports(int index) const;
   const DevProcess& supervisor(int index) const;
   const DevProcess& nimbus(int index) const;
+  // Where the daemons write their file SD files (storm.metrics.sd.dir).
+  std::filesystem::path metrics_sd_dir() const { return work_dir_ / "metrics-sd"; }
+  int nimbus_metrics_port(int index) const {
+    return nimbus_metrics_ports_.at(static_cast<std::size_t>(index));
+  }
+  // The Prometheus server of options.prometheus; nullptr without.
+  const metrics::PrometheusServer* prometheus() const { return prometheus_.get(); }
   int num_supervisors() const { return static_cast<int>(supervisors_.size()); }
 
   // SIGTERM and wait (the supervisor stops its workers). 
@@ -114,6 +127,8 @@ class DevCluster {
   std::vector<int> nimbus_ports_;
   std::vector<DevProcess> supervisors_;
   std::vector<std::vector<int>> supervisor_ports_;
+  std::vector<int> nimbus_metrics_ports_;
+  std::unique_ptr<metrics::PrometheusServer> prometheus_;
   bool stopped_ = false;
 };
 

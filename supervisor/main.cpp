@@ -16,6 +16,7 @@
 #include "common/zookeeper_store.hpp"
 #include "supervisor/nimbus_client_link.hpp"
 #include "supervisor/supervisor.hpp"
+#include "supervisor/supervisor_metrics.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"rstorm-supervisor: registers this machine and runs its worker processes"};
@@ -75,9 +76,30 @@ int main(int argc, char** argv) {
   }
   std::cout << "rstorm-supervisor " << supervisor.id() << " running (local dir "
             << std::filesystem::absolute(options->local_dir).string() << ")" << std::endl;
+  // /metrics and the file SD of this supervisor and its workers; a metrics
+  // port that cannot be bound is logged, not fatal.
+  std::unique_ptr<rstorm::supervisor::SupervisorMetrics> metrics;
+  if (const int port = static_cast<int>(config->get_int("supervisor.metrics.port", 9461));
+      port >= 0) {
+    rstorm::supervisor::SupervisorMetricsOptions mo;
+    mo.host = config->get_string("storm.metrics.host", "127.0.0.1");
+    mo.port = port;
+    mo.sd_dir = rstorm::metrics::metrics_sd_dir(*config);
+    mo.worker_port_offset = static_cast<int>(config->get_int("worker.metrics.port.offset", 1000));
+    mo.rack = options->rack;
+    mo.worker_host = options->host;
+    auto started = rstorm::supervisor::SupervisorMetrics::start(supervisor, mo);
+    if (started.ok()) {
+      metrics = std::move(started).value();
+      logger.info("metrics at http://{}:{}/metrics", mo.host, metrics->port());
+    } else {
+      logger.warn("no /metrics: {}", started.status().message());
+    }
+  }
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   logger.info("signal {}: stopping", signal_number);
   supervisor.stop();
+  if (metrics) metrics->stop();
   return 0;
 }

@@ -49,7 +49,7 @@ inline std::optional<double> scalar_value(const PrometheusServer& p, const std::
 // deadline; returns the last value seen.
 inline std::optional<double> poll_until_equals(const PrometheusServer& p, const std::string& promql,
                                                double expected,
-                                               std::chrono::seconds timeout = std::chrono::seconds(120)) {
+                                               std::chrono::seconds timeout = std::chrono::seconds(60)) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::optional<double> last;
   while (std::chrono::steady_clock::now() < deadline) {

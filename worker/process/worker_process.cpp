@@ -97,6 +97,19 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
   if (!written) logger->warn("{}", written.to_string());
   return process;
 }
+  // /metrics at slot port + worker.metrics.port.offset; a port in use is logged, not fatal.
+  const worker::TopologyRuntime& executors = rt.runtime();
+  auto metrics = worker::WorkerMetrics::start(
+      s.config.get_string("storm.metrics.host", "127.0.0.1"),
+      s.port + static_cast<int>(s.config.get_int("worker.metrics.port.offset", 1000)),
+      s.topology_name, [&executors](const worker::ExecutorVisitor& visit) {
+        for (const auto& e : executors.executors()) visit(*e);
+      });
+  if (metrics.ok()) {
+    process->metrics_ = std::move(metrics).value();
+  } else {
+    logger->warn("no /metrics: {}", metrics.status().message());
+  }
 
 WorkerProcess::~WorkerProcess() { shutdown(); }
 

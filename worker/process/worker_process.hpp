@@ -22,6 +22,7 @@
 #include <spdlog/logger.h>
 
 #include "common/status.hpp"
+#include "rstorm/worker/runtime_metrics.hpp"
 #include "worker/process/data_plane.hpp"
 #include "worker/process/slot_runtime.hpp"
 #include "worker/process/worker_spec.hpp"
@@ -72,6 +73,7 @@ class WorkerProcess {
   std::chrono::steady_clock::time_point started_;
   bool restart_needed_ = false;
   bool stopped_ = false;
+  std::unique_ptr<worker::WorkerMetrics> metrics_;  // /metrics; destroyed first
 };
 
 }  // namespace rstorm::worker_process

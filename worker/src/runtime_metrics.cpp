@@ -116,4 +116,19 @@ RuntimeMetrics::RuntimeMetrics(metrics::Registry& registry, std::string topology
         collect_executor_metrics(out, topology, source, extra);
       }) {}
 
+api::Result<std::unique_ptr<WorkerMetrics>> WorkerMetrics::start(const std::string& host, int port,
+                                                                 const std::string& topology,
+                                                                 ExecutorSource source) {
+  metrics::EndpointOptions o;
+  o.host = host;
+  o.port = port;
+  o.process_labels = {{"role", "worker"}, {"topology", topology}};
+  auto endpoint = metrics::MetricsEndpoint::start(std::move(o));
+  if (!endpoint.ok()) return endpoint.status();
+  std::unique_ptr<WorkerMetrics> m(new WorkerMetrics());
+  m->endpoint_ = std::move(endpoint).value();
+  m->runtime_ = std::make_unique<RuntimeMetrics>(m->endpoint_->registry(), topology, std::move(source));
+  return m;
+}
+
 }  // namespace rstorm::worker

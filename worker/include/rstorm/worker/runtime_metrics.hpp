@@ -21,8 +21,10 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "common/metrics/endpoint.hpp"
 #include "common/metrics/metrics.hpp"
 #include "rstorm/worker/executor.hpp"
 
@@ -41,6 +43,25 @@ class RuntimeMetrics {
 
  private:
   metrics::CollectorHandle handle_;
+};
+
+// A worker process's /metrics: its executors (RuntimeMetrics) and its CPU and
+// memory (role="worker"), on host:port (storm.metrics.host, slot port +
+// worker.metrics.port.offset). Prometheus finds it through the workers-<id>.json
+// file its supervisor writes, which adds node, rack and port labels.
+class WorkerMetrics {
+ public:
+  // Fails naming host:port when it cannot listen. `source` as for RuntimeMetrics.
+  static api::Result<std::unique_ptr<WorkerMetrics>> start(const std::string& host, int port,
+                                                           const std::string& topology,
+                                                           ExecutorSource source);
+  int port() const { return endpoint_->server().port(); }
+  metrics::Registry& registry() { return endpoint_->registry(); }
+
+ private:
+  WorkerMetrics() = default;
+  std::unique_ptr<metrics::MetricsEndpoint> endpoint_;
+  std::unique_ptr<RuntimeMetrics> runtime_;  // destroyed first
 };
 
 // What RuntimeMetrics writes at each scrape (exposed for tests and benches).
