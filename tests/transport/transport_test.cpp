@@ -244,7 +244,10 @@ TEST_F(TwoWorkers, EnvelopesBufferedForARemovedPeerAreUndeliverable) {
   a_->set_peers({});
   EXPECT_EQ(handler_a_.undelivered.load(), 1234u);
   EXPECT_EQ(a_->stats().undeliverable, 1234u);
-  EXPECT_NE(handler_a_.last_reason.find("no longer in the assignment"), std::string::npos);
+  {
+    std::lock_guard lock(handler_a_.mutex);
+    EXPECT_NE(handler_a_.last_reason.find("no longer in the assignment"), std::string::npos);
+  }
   // Later pushes to the removed peer go straight back.
   worker::Batch batch{data_envelope(*plan_, 3, 5000)};
   EXPECT_TRUE(a_->sink(address_b_)->try_push(batch));
@@ -473,6 +476,57 @@ TEST_F(BadPeer, HelloFromAnAddressNotInThePeersListIsRefused) {
   })) << log_b_.all();
   EXPECT_EQ(b_->stats().connections_refused, refused_before_ + 1);
   expect_good_peer_still_served(0);
+}
+
+TEST(ConnectionLost, EnvelopesBufferedWhenAnEstablishedConnectionFailsAreUndeliverable) {
+  auto plan = make_test_plan();
+  CapturedLog log("a");
+  CountingHandler handler;
+  // A receiver that accepts the hello, then reads nothing and hangs up.
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const WorkerAddress receiver{"127.0.0.1", acceptor.local_endpoint().port()};
+  TransportOptions o = options_for("t", tasks_of_a(), log.logger);
+  o.max_buffered_bytes = 64 * 1024;
+  auto a = Transport::start(*plan, std::move(o), &handler);
+  ASSERT_TRUE(a.is_ok());
+  (*a)->set_peers({PeerWorker{receiver, tasks_of_b()}});
+  tcp::socket socket(io);
+  acceptor.accept(socket);
+  std::uint8_t header[4];
+  asio::read(socket, asio::buffer(header));
+  std::string hello(read_length_prefix(header), '\0');
+  asio::read(socket, asio::buffer(hello.data(), hello.size()));
+  FrameEncoder ack;
+  ack.add_hello_ack();
+  asio::write(socket, asio::buffer(ack.data(), ack.size()));
+  ASSERT_TRUE(eventually([&] { return (*a)->stats().connects == 1; }));
+
+  // Push until TCP's buffers and the sender's are full and the sink refuses.
+  worker::TupleSink* sink = (*a)->sink(receiver);
+  std::int64_t pushed = 0;
+  for (bool refused = false; !refused && pushed < 5'000'000;) {
+    worker::Batch batch;
+    for (int i = 0; i < 256; ++i) batch.push_back(data_envelope(*plan, 3, pushed + i));
+    refused = true;
+    for (int attempt = 0; attempt < 100 && refused; ++attempt) {
+      refused = !sink->try_push(batch);
+      if (refused) sink->wait_for_space(std::chrono::milliseconds(5));
+    }
+    if (!refused) pushed += 256;
+  }
+  ASSERT_LT(pushed, 5'000'000);
+  socket.close();  // unread data: the sender sees a reset
+  ASSERT_TRUE(eventually([&] { return (*a)->stats().connection_errors == 1; }));
+  // What was still in the sender's buffer comes back; what the kernel had
+  // taken is lost with the connection (the spouts' timeouts replay it).
+  EXPECT_GT(handler.undelivered.load(), 0u);
+  EXPECT_LE(handler.undelivered.load(), static_cast<std::uint64_t>(pushed));
+  EXPECT_EQ((*a)->stats().undeliverable, handler.undelivered.load());
+  std::lock_guard lock(handler.mutex);
+  EXPECT_NE(handler.last_reason.find("connection to worker " + receiver.to_string() + " lost"),
+            std::string::npos)
+      << handler.last_reason;
 }
 
 TEST_F(BadPeer, TuplesBeforeAHelloAreRefused) {

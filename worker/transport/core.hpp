@@ -3,7 +3,7 @@
 // to worker/transport.
 //
 // Thread contract: fields marked (io) are touched only on the io thread;
-// counters are relaxed atomics readable from any thread; the rest is const
+// counters are atomics readable from any thread; the rest is const
 // after construction.
 #pragma once
 
@@ -32,8 +32,10 @@ struct TransportCounters {
   std::atomic<std::uint64_t> remote_backpressure_events{0}, remote_throttled_ns{0};
   std::atomic<std::uint64_t> local_backpressure_events{0};
 
+  // Release/acquire: what happened before a count is visible to a reader of
+  // it (free on x86, where the add is a locked instruction anyway).
   static void add(std::atomic<std::uint64_t>& c, std::uint64_t n) {
-    c.fetch_add(n, std::memory_order_relaxed);
+    c.fetch_add(n, std::memory_order_release);
   }
   TransportStats snapshot() const;
 };

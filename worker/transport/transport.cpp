@@ -21,7 +21,7 @@ std::string WorkerAddress::to_string() const { return host + ":" + std::to_strin
 
 TransportStats TransportCounters::snapshot() const {
   TransportStats s;
-  auto get = [](const std::atomic<std::uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+  auto get = [](const std::atomic<std::uint64_t>& c) { return c.load(std::memory_order_acquire); };
   s.frames_sent = get(frames_sent);
   s.bytes_sent = get(bytes_sent);
   s.tuples_sent = get(tuples_sent);
