@@ -9,6 +9,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
@@ -195,6 +198,99 @@ double bench_loopback(const worker::TopologyPlan& p, std::int64_t n, bool acks) 
   return static_cast<double>(n) / seconds_since(start);
 }
 
+std::shared_ptr<spdlog::logger> quiet_logger() {
+  return std::make_shared<spdlog::logger>("bench", std::make_shared<spdlog::sinks::null_sink_mt>());
+}
+
+transport::TransportOptions options(std::vector<TaskId> local) {
+  transport::TransportOptions o;
+  o.topology_id = "bench";
+  o.self = {"127.0.0.1", 0};
+  o.local_tasks = std::move(local);
+  o.logger = quiet_logger();
+  return o;
+}
+
+// A -> B with B in a child process: tuples/s until B has them all and says so
+// (one control message back). With `acks`, B answers every batch with as many
+// ack messages.
+double bench_two_processes(const worker::TopologyPlan& p, std::int64_t n, bool acks) {
+  int to_child[2], to_parent[2];
+  if (pipe(to_child) != 0 || pipe(to_parent) != 0) return 0;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(to_child[1]);
+    close(to_parent[0]);
+    Receiver echo;
+    auto b = transport::Transport::start(p, options({TaskId(1), TaskId(2)}), &echo).value();
+    const int port_b = b->listen_address().port;
+    int port_a = 0;
+    if (write(to_parent[1], &port_b, sizeof port_b) != sizeof port_b) _exit(1);
+    if (read(to_child[0], &port_a, sizeof port_a) != sizeof port_a) _exit(1);
+    const transport::WorkerAddress addr_a{"127.0.0.1", port_a};
+    worker::TupleSink* back = b->sink(addr_a);
+    b->set_peers({{addr_a, {TaskId(3), TaskId(4)}}});
+    // This thread answers: an ack per delivered tuple (with `acks`), then "done".
+    std::uint64_t acked = 0;
+    worker::Batch replies;
+    for (;;) {
+      const std::uint64_t d = echo.delivered.load();
+      while (acks && acked < d) {
+        auto& e = replies.emplace_back();
+        e.dest = TaskId(3);
+        e.set_control(worker::MessageKind::kAck, acked++, 1, TaskId(4));
+        if (replies.size() == 256 || acked == d) push(back, replies);
+      }
+      if (d >= static_cast<std::uint64_t>(n)) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    auto& e = replies.emplace_back();
+    e.dest = TaskId(3);
+    e.set_control(worker::MessageKind::kAckComplete, 0, 0, TaskId(4));
+    push(back, replies);
+    char c;
+    while (read(to_child[0], &c, 1) > 0) {
+    }
+    b->stop();
+    _exit(0);
+  }
+  close(to_child[0]);
+  close(to_parent[1]);
+  struct Done : Receiver {
+    std::atomic<bool> done{false};
+    bool deliver(worker::Batch& batch) override {
+      for (const auto& e : batch) {
+        if (e.kind == worker::MessageKind::kAckComplete) done = true;
+      }
+      return Receiver::deliver(batch);
+    }
+  } ra;
+  auto a = transport::Transport::start(p, options({TaskId(3), TaskId(4)}), &ra).value();
+  const int port_a = a->listen_address().port;
+  int port_b = 0;
+  if (read(to_parent[0], &port_b, sizeof port_b) != sizeof port_b) return 0;
+  if (write(to_child[1], &port_a, sizeof port_a) != sizeof port_a) return 0;
+  const transport::WorkerAddress addr_b{"127.0.0.1", port_b};
+  a->set_peers({{addr_b, {TaskId(1), TaskId(2)}}});
+  while (a->stats().connects < 1) std::this_thread::yield();
+  worker::Batch tmpl;
+  for (int i = 0; i < 256; ++i) tmpl.push_back(envelope(p, i));
+  worker::TupleSink* to_b = a->sink(addr_b);
+  const auto start = Clock::now();
+  worker::Batch batch;
+  for (std::int64_t done = 0; done < n; done += 256) {
+    batch = tmpl;
+    push(to_b, batch);
+  }
+  while (!ra.done.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  const double rate = static_cast<double>(n) / seconds_since(start);
+  close(to_child[1]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(to_parent[0]);
+  return rate;
+}
+
 // Offered `rate` tuples/s for `seconds`, bursts every 1 ms; latency per tuple.
 std::vector<double> bench_latency(const worker::TopologyPlan& p, double rate, double seconds) {
   Pair pair(p);
@@ -262,6 +358,12 @@ int main(int argc, char** argv) {
   for (int r = 0; r < runs; ++r) loop_acks.push_back(bench_loopback(*p, tuples, true));
   std::printf("loopback A->B + acks: %8.2f M tuples/s (and as many acks B->A)\n",
               median(loop_acks) / 1e6);
+  std::vector<double> procs, procs_acks;
+  for (int r = 0; r < runs; ++r) procs.push_back(bench_two_processes(*p, tuples, false));
+  std::printf("two processes A->B:   %8.2f M tuples/s\n", median(procs) / 1e6);
+  for (int r = 0; r < runs; ++r) procs_acks.push_back(bench_two_processes(*p, tuples, true));
+  std::printf("two processes + acks: %8.2f M tuples/s (and an ack per tuple B->A)\n",
+              median(procs_acks) / 1e6);
   auto l = bench_latency(*p, rate, seconds);
   std::printf("latency at %.0f/s:   p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms (achieved %.0f/s)\n",
               rate, l[0], l[1], l[2], l[3]);
