@@ -27,6 +27,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 4
 ZOOKEEPER_PORT = 2181
 NIMBUS_PORT = 6627
 SLOT_BASE = 6700
+QUEUE_PACKETS = 100
 SCHEDULERS = ("round-robin", "resource-aware")
 SHORT = {"round-robin": "rr", "resource-aware": "ra"}
 
@@ -231,6 +232,10 @@ class Network:
         run(["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10"], netns=ns)
         run(["tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:10", "htb",
              "rate", rate, "ceil", rate], netns=ns)
+        # A switch-like shallow buffer instead of the veth's 1000 packets (about 0.1 s at
+        # 10 Mbit/s), so that a saturated link queues, drops and TCP backs off, as in a rack.
+        run(["tc", "qdisc", "add", "dev", dev, "parent", "1:10", "handle", "10:", "pfifo",
+             "limit", str(QUEUE_PACKETS)], netns=ns)
 
     def veth_into(self, sw_end, other_end, other_ns, new_name):
         run(["ip", "link", "add", sw_end, "type", "veth", "peer", "name", other_end], netns=self.sw)
@@ -277,15 +282,29 @@ class Network:
             self.shape(self.sw, f"n{i}", self.node_rate)  # to the node
             self.shape(ns, "eth0", self.node_rate)  # from the node
 
-    def bytes_sent(self, ns, dev):
-        r = run(["cat", f"/sys/class/net/{dev}/statistics/tx_bytes"], netns=ns, check=False)
-        try:
-            return int(r.stdout.strip())
-        except ValueError:
-            return 0
+    def link_bytes(self):
+        """(tx, rx) bytes of every switch-side device so far, read in one call. n<i> transmits
+        to node i and receives from it; x<r>a transmits rack r to r+1, x<r>b the way back."""
+        r = run(["sh", "-c", "for d in /sys/class/net/*; do echo ${d##*/} "
+                             "$(cat $d/statistics/tx_bytes) $(cat $d/statistics/rx_bytes); done"],
+                netns=self.sw, check=False)
+        out = {}
+        for line in r.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                out[parts[0]] = (int(parts[1]), int(parts[2]))
+        return out
 
-    def inter_rack_bytes(self):
-        return sum(self.bytes_sent(self.sw, f"x{r}{s}") for r in range(1, self.racks) for s in "ab")
+    def inter_rack_bytes(self, links):
+        """Bytes sent over the inter-rack links, per direction: "1>2" is rack 1 to rack 2."""
+        out = {}
+        for r in range(1, self.racks):
+            out[f"{r}>{r + 1}"] = links.get(f"x{r}a", (0, 0))[0]
+            out[f"{r + 1}>{r}"] = links.get(f"x{r}b", (0, 0))[0]
+        return out
+
+    def node_bytes_out(self, links, nodes):
+        return {i: links.get(f"n{i}", (0, 0))[1] for i in range(1, nodes + 1)}
 
     def remove(self):
         for ns in reversed(self.namespaces):
@@ -615,10 +634,12 @@ class Experiment:
 
     def sample(self, name, sinks):
         received, emitted, failed = self.sink_total(name, sinks)
+        links = self.net.link_bytes()
         cpu = {i: self.cgroups.usage_seconds(f"node-{i}") for i in range(1, self.nodes + 1)}
         throttled = {i: self.cgroups.throttled_seconds(f"node-{i}") for i in range(1, self.nodes + 1)}
         return {"t": time.time(), "received": received, "emitted": emitted, "failed": failed,
-                "cpu": cpu, "throttled": throttled, "inter_rack_bytes": self.net.inter_rack_bytes()}
+                "cpu": cpu, "throttled": throttled, "inter_rack_bytes": self.net.inter_rack_bytes(links),
+                "node_bytes_out": self.net.node_bytes_out(links, self.nodes)}
 
     def sinks_of(self, topology):
         sinks = {"linear": ["b3"], "diamond": ["sink"], "star": ["sink1", "sink2"],
@@ -653,7 +674,14 @@ class Experiment:
             "node_cpu_utilisation": per_node, "node_throttled_fraction": throttled,
             "nodes_used": nodes_used, "workers": len(workers), "network": net,
             "network_cost_weighted": weighted,
-            "inter_rack_mbit_s": round((last["inter_rack_bytes"] - first["inter_rack_bytes"]) * 8 / span / 1e6, 3),
+            "inter_rack_mbit_s": round(sum(last["inter_rack_bytes"].values()) * 8 / span / 1e6
+                                       - sum(first["inter_rack_bytes"].values()) * 8 / span / 1e6, 3),
+            "inter_rack_mbit_s_by_direction": {
+                k: round((last["inter_rack_bytes"][k] - first["inter_rack_bytes"][k]) * 8 / span / 1e6, 3)
+                for k in last["inter_rack_bytes"]},
+            "node_link_out_mbit_s": {
+                f"node-{n}": round((last["node_bytes_out"][n] - first["node_bytes_out"][n]) * 8 / span / 1e6, 3)
+                for n in range(1, self.nodes + 1)},
             "spout_emitted": last["emitted"], "spout_failed": last["failed"],
             "sink_received": last["received"],
             "placement_stable": placement["assignment_version"] == placement_after["assignment_version"],
@@ -815,9 +843,9 @@ def parse_args(argv):
     p.add_argument("--topologies", default="linear,diamond,star")
     p.add_argument("--variants", default="network,cpu")
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--warmup", type=float, default=10, help="seconds after submit before measuring")
+    p.add_argument("--warmup", type=float, default=6, help="seconds after submit before measuring")
     p.add_argument("--windows", type=int, default=3)
-    p.add_argument("--window", type=float, default=5, help="seconds per window")
+    p.add_argument("--window", type=float, default=3, help="seconds per window")
     p.add_argument("--racks", type=int, default=2)
     p.add_argument("--nodes-per-rack", type=int, default=6)
     p.add_argument("--slots", type=int, default=4)
@@ -825,8 +853,10 @@ def parse_args(argv):
     p.add_argument("--node-cpu-quota", type=float, default=0.12,
                    help="share of a real core a node's cgroup may use (cpu.max / cfs quota)")
     p.add_argument("--node-memory", type=float, default=4096)
-    p.add_argument("--node-rate", default="100mbit", help="each node's link to its rack (tc htb)")
-    p.add_argument("--inter-rack-rate", default="4mbit", help="the link between racks, each way")
+    p.add_argument("--node-rate", default="20mbit", help="each node's link to its rack (tc htb)")
+    p.add_argument("--inter-rack-rate", default="10mbit",
+                   help="the link between racks, each way (default: 12:1 oversubscribed uplink "
+                        "for 6 nodes at 20mbit)")
     p.add_argument("--rr-workers", type=int, default=12, help="topology.workers for round-robin")
     p.add_argument("--payload-bytes", type=int, default=4096, help="network-bound tuple payload")
     p.add_argument("--cpu-spout-rate", type=float, default=40,

@@ -1,7 +1,8 @@
 // The R-Storm experiment, small and short (bench/rack_experiment/rack_experiment.py --smoke):
 // 2 racks x 2 node namespaces, each with a CPU-quota cgroup and a real rstorm-supervisor,
 // ZooKeeper and nimbus in a master namespace; the linear network-bound topology submitted with
-// round-robin and with the resource-aware scheduler. Needs root, network namespaces, tc htb
+// round-robin and with the resource-aware scheduler, tuples flowing between workers on the
+// emulated nodes. Needs root, network namespaces, tc htb
 // and a cgroup CPU controller: skipped, with the script's reason, where it has not.
 #include <fcntl.h>
 #include <signal.h>
@@ -187,7 +188,7 @@ TEST(RackExperimentTest, RefusesClearlyWithoutRoot) {
   EXPECT_NE(script.err().find("must run as root"), std::string::npos) << script.err();
 }
 
-TEST(RackExperimentTest, SmokeRunPlacesAsTheSchedulerOnNamespacedSupervisors) {
+TEST(RackExperimentTest, SmokeRunPlacesAsTheSchedulerAndDeliversAcrossNamespaces) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root: network namespaces, tc and cgroups";
   const std::string prefix = unique_prefix();
   Script script({"--smoke", "--json", "--prefix", prefix});
@@ -224,6 +225,8 @@ TEST(RackExperimentTest, SmokeRunPlacesAsTheSchedulerOnNamespacedSupervisors) {
     EXPECT_EQ(run["network"]["same_node"].get<std::uint64_t>(), expected.same_node);
     EXPECT_EQ(run["network"]["same_worker"].get<std::uint64_t>(), expected.same_worker);
     EXPECT_TRUE(run["placement_stable"].get<bool>()) << "rescheduled while measured";
+    // Tuples crossed workers, nodes and (round-robin) racks, and reached the sinks.
+    EXPECT_GT(run["sink_received"].get<std::int64_t>(), 0) << run.dump(2);
   }
   // The resource-aware placement keeps the topology in one rack; round-robin spreads it.
   for (const auto& run : result["runs"]) {
