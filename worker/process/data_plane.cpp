@@ -34,6 +34,7 @@ void DataPlane::start(transport::Transport* transport) {
 }
 
 void DataPlane::stop() {
+  stopped_.store(true);
   if (!thread_.joinable()) return;
   thread_.request_stop();
   wake_.notify_all();
@@ -53,13 +54,16 @@ void DataPlane::undeliverable(Batch& batch, std::string_view reason) {
   undeliverable_.fetch_add(batch.size(), std::memory_order_relaxed);
   const std::int64_t now = steady_ns();
   std::int64_t last = last_log_ns_.load(std::memory_order_relaxed);
+  const bool stopped = stopped_.load();
   if (now - last >= 1'000'000'000 && last_log_ns_.compare_exchange_strong(last, now)) {
-    logger_->warn(
-        "[topology={}] {} envelopes not delivered ({}); failing their tuple trees so spouts "
-        "replay (logged at most once a second)",
-        runtime_.runtime().plan().name, batch.size(), reason);
+    logger_->warn("[topology={}] {} envelopes not delivered ({}); {} (logged at most once a second)",
+                  runtime_.runtime().plan().name, batch.size(), reason,
+                  stopped ? "this worker is stopping: their spouts time their trees out"
+                          : "failing their tuple trees so spouts replay");
   }
-  fail_trees(batch);
+  // Once stopped (the worker is shutting down) nobody would send the fails:
+  // the spouts of other workers time these trees out.
+  if (!stopped) fail_trees(batch);
   batch.clear();
 }
 

@@ -61,6 +61,7 @@ class DataPlane final : public transport::InboundHandler {
   // Starts the thread. `transport` (may be null: no remote backpressure) is
   // borrowed until stop().
   void start(transport::Transport* transport);
+  // Stops the thread; later undeliverable envelopes are only counted.
   void stop();
 
   bool deliver(worker::Batch& batch) override;
@@ -99,6 +100,7 @@ class DataPlane final : public transport::InboundHandler {
   std::atomic<std::uint64_t> released_{0};
   std::atomic<std::uint64_t> throttled_tasks_{0};
   std::atomic<std::int64_t> last_log_ns_{0};
+  std::atomic<bool> stopped_{false};
   std::jthread thread_;
 };
 
