@@ -5,6 +5,7 @@
 // Checks what Prometheus stored against what the cluster is, then runs every
 // PromQL expression of the Grafana dashboard and requires data from each.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "rstorm/worker/local_runner.hpp"
 #include "supervisor/dev_cluster.hpp"
 #include "supervisor/supervisor_metrics.hpp"
+#include "worker/process/worker_spec.hpp"
 #include "tests/cluster/cli_runner.hpp"
 
 namespace rstorm::metrics {
@@ -27,6 +29,24 @@ namespace {
 using namespace std::chrono_literals;
 using testing::poll_until_equals;
 using testing::scalar_value;
+
+// The pid of one live worker of the cluster, from its heartbeat file.
+pid_t one_worker_pid(const supervisor::DevCluster& cluster) {
+  for (int i = 0; i < cluster.num_supervisors(); ++i) {
+    std::error_code ec;
+    const auto dir = cluster.supervisor_dir(i) / "workers";
+    if (!std::filesystem::exists(dir, ec)) continue;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      auto text = worker_process::read_whole_file(entry.path() / "heartbeat");
+      if (!text) continue;
+      auto beat = worker_process::heartbeat_from_json(*text);
+      if (beat && beat->pid > 0 && ::kill(static_cast<pid_t>(beat->pid), 0) == 0) {
+        return static_cast<pid_t>(beat->pid);
+      }
+    }
+  }
+  return -1;
+}
 
 // Every "expr" of the dashboard, with Grafana's variables given values.
 std::vector<std::string> dashboard_queries() {
@@ -152,6 +172,27 @@ TEST(ClusterMetrics, PrometheusFindsEveryDaemonAndEveryDashboardQueryHasData) {
   EXPECT_EQ(poll_until_equals(p, "sum(rstorm_tuples_acked_total{topology=\"wc-local\"," 
                                  "component=\"sentences\"})", 1000),
             std::optional<double>(1000));
+
+  // The transport's counters: each worker reports; what one sends the other receives.
+  EXPECT_EQ(poll_until_equals(p, "count(rstorm_transport_tuples_sent_total{topology=\"wc\"})", 2),
+            std::optional<double>(2));
+  EXPECT_EQ(poll_until_equals(p,
+                              "sum(rstorm_transport_tuples_sent_total{topology=\"wc\"}) - "
+                              "sum(rstorm_transport_tuples_received_total{topology=\"wc\"})",
+                              0),
+            std::optional<double>(0));
+
+  // A worker killed with SIGKILL is restarted by its supervisor: one restart,
+  // and Prometheus scrapes both workers again.
+  EXPECT_EQ(scalar_value(p, "sum(rstorm_supervisor_worker_restarts_total{topology=\"wc\"})"),
+            std::optional<double>(0));
+  const pid_t victim = one_worker_pid(*cluster);
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  EXPECT_EQ(poll_until_equals(p, "sum(rstorm_supervisor_worker_restarts_total{topology=\"wc\"})", 1),
+            std::optional<double>(1));
+  EXPECT_EQ(poll_until_equals(p, "sum(up{job=\"rstorm-worker\",topology=\"wc\"})", 2),
+            std::optional<double>(2));
 
   // Every dashboard query returns data (polled: rates need two scrapes).
   const auto queries = dashboard_queries();

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/metrics/endpoint.hpp"
 #include "common/metrics/metrics.hpp"
@@ -57,11 +58,17 @@ class WorkerMetrics {
                                                            ExecutorSource source);
   int port() const { return endpoint_->server().port(); }
   metrics::Registry& registry() { return endpoint_->registry(); }
+  // Another scrape-time collector (e.g. the transport's counters), removed
+  // with this object.
+  void add(metrics::Collector collector) {
+    extra_.emplace_back(endpoint_->registry(), std::move(collector));
+  }
 
  private:
   WorkerMetrics() = default;
   std::unique_ptr<metrics::MetricsEndpoint> endpoint_;
-  std::unique_ptr<RuntimeMetrics> runtime_;  // destroyed first
+  std::unique_ptr<RuntimeMetrics> runtime_;
+  std::vector<metrics::CollectorHandle> extra_;  // destroyed first
 };
 
 // What RuntimeMetrics writes at each scrape (exposed for tests and benches).
