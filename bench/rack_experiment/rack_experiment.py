@@ -422,7 +422,7 @@ class Experiment:
     # ---- setup
     def setup(self):
         o = self.o
-        self.work = tempfile.mkdtemp(prefix="rstorm-rack-")
+        self.work = tempfile.mkdtemp(prefix=f"rstorm-rack-{self.prefix}-")
         os.makedirs(os.path.join(self.work, "counts"))
         log(f"work dir {self.work}")
         self.cgroups = Cgroups(f"{self.prefix}")
@@ -834,6 +834,11 @@ def cleanup_leftovers(prefix):
         if ns.startswith(prefix):
             run(["ip", "netns", "del", ns], check=False)
             log(f"removed namespace {ns}")
+    tmp = tempfile.gettempdir()
+    for entry in os.listdir(tmp):
+        if entry.startswith(f"rstorm-rack-{prefix}"):
+            shutil.rmtree(os.path.join(tmp, entry), ignore_errors=True)
+            log(f"removed work dir {os.path.join(tmp, entry)}")
 
 
 def parse_args(argv):

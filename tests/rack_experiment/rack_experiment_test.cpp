@@ -263,5 +263,33 @@ TEST(RackExperimentTest, InterruptedRunLeavesNoNamespaceCgroupOrProcess) {
   EXPECT_FALSE(fs::exists(work));
 }
 
+TEST(RackExperimentTest, KilledRunIsRemovedByCleanup) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: network namespaces, tc and cgroups";
+  const std::string prefix = unique_prefix();
+  std::string work;
+  {
+    Script script({"--smoke", "--prefix", prefix});
+    const auto deadline = Clock::now() + std::chrono::seconds(240);
+    while (script.err().find("supervisors registered") == std::string::npos) {
+      const int code = script.wait(std::chrono::seconds(1));
+      if (code == kRefused) GTEST_SKIP() << "this machine cannot run the experiment: " << script.err();
+      ASSERT_EQ(code, -1) << "exited before the supervisors registered:\n" << script.err();
+      ASSERT_LT(Clock::now(), deadline) << script.err();
+    }
+    work = work_dir_of(script.err());
+    script.signal(SIGKILL);  // no teardown: namespaces, cgroups and daemons stay
+    ASSERT_EQ(script.wait(std::chrono::seconds(30)), 128 + SIGKILL);
+  }
+  ASSERT_FALSE(work.empty());
+  EXPECT_FALSE(namespaces_with(prefix).empty());
+  EXPECT_FALSE(processes_mentioning(work).empty());
+  Script cleanup({"--cleanup", "--prefix", prefix});
+  ASSERT_EQ(cleanup.wait(std::chrono::seconds(120)), 0) << cleanup.err();
+  EXPECT_TRUE(namespaces_with(prefix).empty());
+  EXPECT_TRUE(cgroups_with(prefix).empty());
+  EXPECT_TRUE(processes_mentioning(work).empty());
+  EXPECT_FALSE(fs::exists(work));
+}
+
 }  // namespace
 }  // namespace rstorm::testing
