@@ -10,6 +10,7 @@
 
 #include "common/in_memory_coordination.hpp"
 #include "common/key_value_store.hpp"
+#include "supervisor/dev_cluster.hpp"
 #include "supervisor_test_util.hpp"
 #include "tests/common/poll.hpp"
 
@@ -19,6 +20,17 @@ namespace {
 namespace sv = supervisor;
 namespace wp = worker_process;
 using namespace std::chrono_literals;
+
+// The node's two slot ports: free loopback ports, since workers listen on
+// their slot port and other suites run at the same time.
+int pick_port(int other) {
+  for (;;) {
+    auto port = sv::free_loopback_port();
+    if (port && *port != other) return *port;
+  }
+}
+const int kPortA = pick_port(0);
+const int kPortB = pick_port(kPortA);
 
 constexpr char kTopology[] = "wc-1";
 constexpr char kBlobKey[] = "wc-1-code";
@@ -54,7 +66,7 @@ class SupervisorTest : public ::testing::Test {
     o.rack = "r1";
     o.memory_mb = 2048;
     o.cpu = 200;
-    o.ports = {6700, 6701};
+    o.ports = {kPortA, kPortB};
     o.local_dir = dir_ / "local";
     o.worker_timeout = 3s;
     o.worker_start_timeout = 60s;
@@ -78,10 +90,10 @@ class SupervisorTest : public ::testing::Test {
     auto p = word_count_executors();
     for (auto& e : p) {
       e.node = "node-a";
-      e.port = (e.task % 2 == 0) ? 6700 : 6701;
+      e.port = (e.task % 2 == 0) ? kPortA : kPortB;
     }
     p[2].node = "node-b";  // report
-    p[2].port = 6700;
+    p[2].port = kPortA;
     return p;
   }
 
@@ -169,7 +181,7 @@ TEST_F(SupervisorTest, RegistersItsNodeWithCapacityRackAndSlots) {
   EXPECT_EQ(info->rack, "r1");
   EXPECT_EQ(info->memory_capacity_mb, 2048);
   EXPECT_EQ(info->cpu_capacity, 200);
-  EXPECT_EQ(info->slots, (std::vector<int>{6700, 6701}));
+  EXPECT_EQ(info->slots, (std::vector<int>{kPortA, kPortB}));
   EXPECT_NE(node->ephemeral_owner, 0);
 }
 
@@ -182,10 +194,10 @@ TEST_F(SupervisorTest, AssignedSlotsRunOneWorkerProcessEachWithTheirExecutors) {
     EXPECT_NE(sv::process_command_line(pid).find("rstorm-worker"), std::string::npos);
     auto beat = heartbeat(port);
     ASSERT_TRUE(beat);
-    // Even tasks on 6700 (count 2, sentences 4, split 6), odd ones on 6701
+    // Even tasks on port A (count 2, sentences 4, split 6), odd ones on port B
     // (count 1, split 5); one acker per worker (three workers in all).
     std::set<std::pair<std::string, int>> expected =
-        port == 6700 ? std::set<std::pair<std::string, int>>{{"count", 2}, {"sentences", 4}, {"split", 6}}
+        port == kPortA ? std::set<std::pair<std::string, int>>{{"count", 2}, {"sentences", 4}, {"split", 6}}
                      : std::set<std::pair<std::string, int>>{{"count", 1}, {"split", 5}};
     auto actual = executor_set(beat->executors);
     int ackers = 0;
@@ -216,13 +228,13 @@ TEST_F(SupervisorTest, KilledWorkerIsRestarted) {
   write_assignment(two_worker_placement(), 1);
   ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
   const auto before = worker_pids();
-  ASSERT_EQ(::kill(before.at(6701), SIGKILL), 0);
+  ASSERT_EQ(::kill(before.at(kPortB), SIGKILL), 0);
   ASSERT_TRUE(eventually([&] {
     auto now = worker_pids();
-    return now.count(6701) && now.at(6701) != before.at(6701) && both_workers_heartbeating();
+    return now.count(kPortB) && now.at(kPortB) != before.at(kPortB) && both_workers_heartbeating();
   }));
-  EXPECT_EQ(worker_pids().at(6700), before.at(6700));  // the other one is untouched
-  for (const auto& w : supervisor_->workers()) EXPECT_EQ(w.launches, w.port == 6701 ? 2 : 1);
+  EXPECT_EQ(worker_pids().at(kPortA), before.at(kPortA));  // the other one is untouched
+  for (const auto& w : supervisor_->workers()) EXPECT_EQ(w.launches, w.port == kPortB ? 2 : 1);
 }
 
 TEST_F(SupervisorTest, HungWorkerWithStaleHeartbeatIsRestarted) {
@@ -230,12 +242,12 @@ TEST_F(SupervisorTest, HungWorkerWithStaleHeartbeatIsRestarted) {
   write_assignment(two_worker_placement(), 1);
   ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
   const auto before = worker_pids();
-  ASSERT_EQ(::kill(before.at(6700), SIGSTOP), 0);  // alive, but no more heartbeats
+  ASSERT_EQ(::kill(before.at(kPortA), SIGSTOP), 0);  // alive, but no more heartbeats
   ASSERT_TRUE(eventually([&] {
     auto now = worker_pids();
-    return now.count(6700) && now.at(6700) != before.at(6700) && both_workers_heartbeating();
+    return now.count(kPortA) && now.at(kPortA) != before.at(kPortA) && both_workers_heartbeating();
   }));
-  EXPECT_TRUE(eventually([&] { return !alive(before.at(6700)); }));
+  EXPECT_TRUE(eventually([&] { return !alive(before.at(kPortA)); }));
 }
 
 TEST_F(SupervisorTest, WorkersNoLongerAssignedAreStopped) {
@@ -321,13 +333,13 @@ TEST_F(SupervisorTest, TopologyStatusReachesTheSpoutsOfItsWorkers) {
   write_assignment(two_worker_placement(), 1);
   ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
   EXPECT_TRUE(eventually([&] {
-    auto beat = heartbeat(6700);
+    auto beat = heartbeat(kPortA);
     return beat && !beat->active && beat->components.count("sentences") &&
            beat->components.at("sentences").at("emitted") == 0;
   }));
   write_status(thrift::TopologyStatus::ACTIVE);
   EXPECT_TRUE(eventually([&] {
-    auto beat = heartbeat(6700);
+    auto beat = heartbeat(kPortA);
     return beat && beat->active && beat->components.at("sentences").at("emitted") > 0;
   }));
 }
@@ -348,18 +360,18 @@ TEST_F(SupervisorTest, ReassignmentRestartsOnlyTheWorkerWhoseExecutorsChanged) {
   write_assignment(two_worker_placement(), 1);
   ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
   const auto before = worker_pids();
-  // node-b is lost: its "report" executor moves to node-a:6701.
+  // node-b is lost: its "report" executor moves to node-a:port B.
   auto placement = two_worker_placement();
   placement[2].node = "node-a";
-  placement[2].port = 6701;
+  placement[2].port = kPortB;
   write_assignment(placement, 2);
   ASSERT_TRUE(eventually([&] {
     auto now = worker_pids();
-    if (!now.count(6701) || now.at(6701) == before.at(6701)) return false;
-    auto beat = heartbeat(6701);
-    return beat && beat->pid == now.at(6701) && executor_set(beat->executors).count({"report", 3});
+    if (!now.count(kPortB) || now.at(kPortB) == before.at(kPortB)) return false;
+    auto beat = heartbeat(kPortB);
+    return beat && beat->pid == now.at(kPortB) && executor_set(beat->executors).count({"report", 3});
   }));
-  EXPECT_EQ(worker_pids().at(6700), before.at(6700));
+  EXPECT_EQ(worker_pids().at(kPortA), before.at(kPortA));
   for (const auto& w : supervisor_->workers()) EXPECT_EQ(w.assignment_version, 2);
 }
 
