@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "worker/process/slot_runtime.hpp"
 
 namespace rstorm::worker_process {
@@ -54,6 +56,14 @@ TEST(WorkerSpecTest, SpecMissingAFieldNamesIt) {
   EXPECT_EQ(bad.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("topology_name"), std::string::npos)
       << bad.status().message();
+}
+
+TEST(WorkerSpecTest, SpecWithoutTheWorkersHostIsRejectedNamingIt) {
+  auto json = nlohmann::json::parse(spec_to_json(sample_spec()));
+  json.erase("host");
+  auto bad = spec_from_json(json.dump());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("host"), std::string::npos) << bad.status().message();
 }
 
 TEST(WorkerSpecTest, GarbageSpecIsRejected) {

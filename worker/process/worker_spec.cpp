@@ -78,7 +78,7 @@ Result<WorkerSpec> spec_from_json(std::string_view text) {
     spec.topology_name = j.at("topology_name").get<std::string>();
     spec.library = j.at("library").get<std::string>();
     spec.supervisor_id = j.at("supervisor_id").get<std::string>();
-    spec.host = j.value("host", std::string("127.0.0.1"));
+    spec.host = j.at("host").get<std::string>();
     spec.port = j.at("port").get<int>();
     if (j.contains("node_hosts")) {
       spec.node_hosts = j.at("node_hosts").get<std::map<std::string, std::string>>();

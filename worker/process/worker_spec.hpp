@@ -40,7 +40,7 @@ struct WorkerSpec {
   std::string topology_name;  // "wc"
   std::filesystem::path library;     // the cached, hash-checked topology library
   std::string supervisor_id;
-  std::string host = "127.0.0.1";    // this worker's host (its supervisor's storm.local.hostname)
+  std::string host;                  // this worker's host (its supervisor's storm.local.hostname)
   int port = 0;                      // this worker's slot: it listens on host:port
   std::filesystem::path worker_dir;  // holds spec.json, status, heartbeat, worker.log
   std::int64_t assignment_version = 0;
