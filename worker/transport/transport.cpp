@@ -1,5 +1,7 @@
 #include "worker/transport/transport.hpp"
 
+#include <pthread.h>
+
 #include <future>
 #include <map>
 #include <mutex>
@@ -157,6 +159,7 @@ Result<std::unique_ptr<Transport>> Transport::start(const worker::TopologyPlan& 
   impl->accept();
   Impl* raw = impl.get();
   impl->io_thread = std::thread([raw] {
+    pthread_setname_np(pthread_self(), "rs:io");  // as top -H and the benches show it
     auto guard = asio::make_work_guard(raw->core.io);
     raw->core.io.run();
   });
