@@ -11,6 +11,8 @@
 
 #include <rstorm/rstorm.hpp>
 
+#include "../common/bench_bolts.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -84,21 +86,8 @@ class ConstSpout : public rstorm::Spout {
   std::vector<float> micros_;
 };
 
-class IdBolt : public rstorm::BasicBolt {
- public:
-  void execute(const rstorm::Tuple& input, rstorm::BasicOutputCollector& out) override {
-    out.emit({input.values()[0]});
-  }
-  void declare_output_fields(rstorm::OutputFieldsDeclarer& d) override {
-    d.declare(rstorm::Fields{"word"});
-  }
-};
-
-class NullBolt : public rstorm::BasicBolt {
- public:
-  void execute(const rstorm::Tuple&, rstorm::BasicOutputCollector&) override {}
-  void declare_output_fields(rstorm::OutputFieldsDeclarer&) override {}
-};
+using rstorm_bench::IdBolt;
+using rstorm_bench::NullBolt;
 
 }  // namespace
 

@@ -15,6 +15,8 @@
 #include <rstorm/local_cluster.hpp>
 #include <rstorm/rstorm.hpp>
 
+#include "../common/bench_bolts.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -79,21 +81,8 @@ class ConstSpout : public rstorm::Spout {
   std::vector<Clock::time_point> sent_at_;
 };
 
-class IdBolt : public rstorm::BasicBolt {
- public:
-  void execute(const rstorm::Tuple& input, rstorm::BasicOutputCollector& out) override {
-    out.emit({input.values()[0]});
-  }
-  void declare_output_fields(rstorm::OutputFieldsDeclarer& d) override {
-    d.declare(rstorm::Fields{"word"});
-  }
-};
-
-class NullBolt : public rstorm::BasicBolt {
- public:
-  void execute(const rstorm::Tuple&, rstorm::BasicOutputCollector&) override {}
-  void declare_output_fields(rstorm::OutputFieldsDeclarer&) override {}
-};
+using rstorm_bench::IdBolt;
+using rstorm_bench::NullBolt;
 
 rstorm::Topology make_topology(bool reliable, double rate, std::shared_ptr<LatencyLog> log) {
   rstorm::TopologyBuilder b;

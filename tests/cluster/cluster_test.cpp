@@ -18,6 +18,7 @@
 #include "supervisor/dev_cluster.hpp"
 #include "supervisor/supervisor_options.hpp"
 #include "tests/cluster/cli_runner.hpp"
+#include "tests/cluster/test_cluster.hpp"
 #include "tests/common/poll.hpp"
 #include "tests/common/zookeeper_server.hpp"
 #include "worker/process/worker_spec.hpp"
@@ -32,27 +33,11 @@ using namespace std::chrono_literals;
 class ClusterTest : public ::testing::Test {
  protected:
   void start_cluster(int nimbuses = 1) {
-    auto zk = ZooKeeperServer::start();
-    ASSERT_TRUE(zk) << zk.status().to_string();
-    zk_ = std::move(zk).value();
-    sv::DevClusterOptions o;
-    o.supervisors = 2;
-    o.racks = 2;
-    o.slots = 2;
-    o.nimbuses = nimbuses;
-    o.zookeeper_connect = zk_->connect_string();
-    o.overrides = kFastConfig;
-    auto cluster = sv::DevCluster::start(o, Logger::to_stderr("cluster-test"));
-    ASSERT_TRUE(cluster) << cluster.status().to_string();
-    cluster_ = std::move(cluster).value();
-    ZooKeeperOptions zo;
-    zo.servers = zk_->connect_string();
-    zo.session_timeout = 6s;
-    zo.retry_interval = 200ms;
-    zo.retry_interval_ceiling = 1000ms;
-    auto store = ZooKeeperStore::connect(zo, Logger::null());
-    ASSERT_TRUE(store) << store.status().to_string();
-    store_ = std::move(store).value();
+    auto started = start_test_cluster(/*slots=*/2, nimbuses, "cluster-test");
+    ASSERT_TRUE(started) << started.status().to_string();
+    zk_ = std::move(started.value().zk);
+    cluster_ = std::move(started.value().cluster);
+    store_ = std::move(started.value().store);
   }
 
   void TearDown() override {
