@@ -46,12 +46,13 @@ std::string read_file(const fs::path& path) {
 // The script as a child process, stdout and stderr in files under a fresh directory.
 class Script {
  public:
-  explicit Script(std::vector<std::string> args, std::vector<std::string> wrapper = {}) {
+  explicit Script(std::vector<std::string> args, std::vector<std::string> wrapper = {},
+                  std::string script = RSTORM_RACK_EXPERIMENT_SCRIPT) {
     char pattern[] = "/tmp/rack-experiment-test-XXXXXX";
     dir_ = ::mkdtemp(pattern);
     std::vector<std::string> argv = std::move(wrapper);
     argv.push_back("/usr/bin/python3");
-    argv.push_back(RSTORM_RACK_EXPERIMENT_SCRIPT);
+    argv.push_back(std::move(script));
     argv.push_back("--build-dir");
     argv.push_back(RSTORM_RACK_BUILD_DIR);
     for (auto& a : args) argv.push_back(std::move(a));
@@ -183,8 +184,22 @@ TEST(RackExperimentTest, RefusesClearlyWithoutRoot) {
   if (::geteuid() == 0) {
     wrapper = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
   }
-  Script script({"--smoke"}, wrapper);
-  ASSERT_EQ(script.wait(std::chrono::seconds(60)), kRefused) << script.err();
+  // The checkout may sit where nobody cannot read (a mktemp -d folder is 0700):
+  // run a copy of the script from a folder everyone can read.
+  char pattern[] = "/tmp/rack-experiment-script-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const fs::path copy_dir = pattern;
+  fs::permissions(copy_dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+  const fs::path copy = copy_dir / "rack_experiment.py";
+  fs::copy_file(RSTORM_RACK_EXPERIMENT_SCRIPT, copy);
+  fs::permissions(copy, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                            fs::perms::others_read);
+  Script script({"--smoke"}, wrapper, copy.string());
+  const int code = script.wait(std::chrono::seconds(60));
+  std::error_code ec;
+  fs::remove_all(copy_dir, ec);
+  ASSERT_EQ(code, kRefused) << script.err();
   EXPECT_NE(script.err().find("must run as root"), std::string::npos) << script.err();
 }
 
