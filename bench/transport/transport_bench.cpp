@@ -109,7 +109,7 @@ double bench_decode(const worker::TopologyPlan& p, std::int64_t n, std::size_t* 
 // Counts deliveries; records latency from a timestamp in field 0 when asked.
 class Receiver : public transport::InboundHandler {
  public:
-  bool deliver(worker::Batch& batch) override {
+  void deliver(worker::Batch& batch) override {
     if (stamp) {
       const auto now = Clock::now().time_since_epoch().count();
       std::lock_guard lock(mutex);
@@ -121,7 +121,6 @@ class Receiver : public transport::InboundHandler {
     }
     delivered.fetch_add(batch.size(), std::memory_order_relaxed);
     batch.clear();
-    return true;
   }
   void undeliverable(worker::Batch& batch, std::string_view) override {
     lost.fetch_add(batch.size());
@@ -258,11 +257,11 @@ double bench_two_processes(const worker::TopologyPlan& p, std::int64_t n, bool a
   close(to_parent[1]);
   struct Done : Receiver {
     std::atomic<bool> done{false};
-    bool deliver(worker::Batch& batch) override {
+    void deliver(worker::Batch& batch) override {
       for (const auto& e : batch) {
         if (e.kind == worker::MessageKind::kAckComplete) done = true;
       }
-      return Receiver::deliver(batch);
+      Receiver::deliver(batch);
     }
   } ra;
   auto a = transport::Transport::start(p, options({TaskId(3), TaskId(4)}), &ra).value();

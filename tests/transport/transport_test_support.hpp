@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -72,14 +73,12 @@ inline worker::Envelope data_envelope(const worker::TopologyPlan& plan, std::int
   return e;
 }
 
-// Counts what arrives; `refuse` makes deliver() take nothing.
+// Counts what arrives; `slow` makes every deliver() take 20 ms (a receiver
+// that reads slower than its sender writes).
 class CountingHandler : public InboundHandler {
  public:
-  bool deliver(worker::Batch& batch) override {
-    if (refuse.load()) {
-      refusals.fetch_add(1);
-      return false;
-    }
+  void deliver(worker::Batch& batch) override {
+    if (slow.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     {
       std::lock_guard lock(mutex);
       for (const auto& e : batch) {
@@ -97,7 +96,6 @@ class CountingHandler : public InboundHandler {
     }
     delivered.fetch_add(batch.size());
     batch.clear();
-    return true;
   }
   void undeliverable(worker::Batch& batch, std::string_view reason) override {
     {
@@ -113,8 +111,7 @@ class CountingHandler : public InboundHandler {
     batch.clear();
   }
 
-  std::atomic<bool> refuse{false};
-  std::atomic<std::uint64_t> refusals{0};
+  std::atomic<bool> slow{false};
   std::atomic<std::uint64_t> delivered{0};
   std::atomic<std::uint64_t> undelivered{0};
   bool keep = false;        // keep copies of delivered envelopes

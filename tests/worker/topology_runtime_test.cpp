@@ -61,7 +61,10 @@ TEST(TopologyRuntime, DeliverHandsBatchesFromAnotherWorkerToLocalTasks) {
     e.tuple = Tuple(stream, TaskId(1), Values{n});
     incoming.push_back(std::move(e));
   }
-  (*rt)->deliver(std::move(incoming));
+  Batch foreign;
+  EXPECT_TRUE((*rt)->deliver_remote(incoming, &foreign));
+  EXPECT_TRUE(incoming.empty());
+  EXPECT_TRUE(foreign.empty());
   ASSERT_TRUE(eventually([&] { return sink->received_total() == 100; }));
   (*rt)->stop();
   std::lock_guard lock(sink->mutex);

@@ -42,11 +42,13 @@ void DataPlane::stop() {
   transport_ = nullptr;
 }
 
-bool DataPlane::deliver(Batch& batch) {
+void DataPlane::deliver(Batch& batch) {
   Batch foreign;
-  const bool all = runtime_.runtime().try_deliver(batch, &foreign);
+  const bool in_rings = runtime_.runtime().deliver_remote(batch, &foreign);
   if (!foreign.empty()) undeliverable(foreign, "their tasks are not run by this worker");
-  return all;
+  // An executor whose queue overflowed is throttled at once, not at the next
+  // check: its senders stop after at most what they already had in flight.
+  if (!in_rings) check_backpressure();
 }
 
 void DataPlane::undeliverable(Batch& batch, std::string_view reason) {
@@ -142,18 +144,17 @@ void DataPlane::send_failures(std::vector<Failure>& failures, const std::stop_to
     e.dest = f.dest;
     e.set_control(f.kind, f.root, 0, TaskId());
   }
+  // Forced: this thread also throttles and releases the local executors, so
+  // it must never wait on one of them.
   for (auto& [sink, batch] : by_sink) {
     const std::size_t n = batch.size();
-    while (!sink->try_push(batch)) {
-      if (stop.stop_requested()) return;
-      check_backpressure();  // a full local queue must not hide from peers
-      sink->wait_for_space(std::chrono::milliseconds(1));
-    }
+    sink->force_push(batch);
     trees_failed_.fetch_add(n, std::memory_order_relaxed);
   }
 }
 
 void DataPlane::check_backpressure() {
+  std::lock_guard lock(backpressure_mutex_);
   const auto& executors = runtime_.runtime().executors();
   if (throttled_.size() != executors.size()) throttled_.assign(executors.size(), 0);
   std::vector<TaskId> on, off;

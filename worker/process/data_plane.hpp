@@ -1,17 +1,19 @@
 // DataPlane: what joins a worker's SlotRuntime to the transport.
 //  - Inbound (transport::InboundHandler, on the transport's io thread):
-//    deliver() hands arrived envelopes to the local executors' queues without
-//    blocking (false when a queue is full: the transport holds the rest and
-//    stops reading that connection); undeliverable() fails the tuple trees of
-//    envelopes that will never reach their peer, so spouts replay.
+//    deliver() hands arrived envelopes to the local executors' queues and
+//    never waits: a full queue takes them into its overflow and its tasks are
+//    throttled at every peer at once, so the io thread keeps reading every
+//    connection; undeliverable() fails the tuple trees of envelopes that will
+//    never reach their peer, so spouts replay.
 //  - Failing trees: a kFail for each tree to its acker (a local queue or a
 //    remote sink), or a kAckFailed straight to the local spout when the lost
 //    envelope was the spout's own init. Pushed from this class's thread, never
 //    from the io thread, so that a full queue cannot stall the transport.
 //  - Backpressure: the same thread checks the local receive queues every
-//    `check_interval`; a queue over the high watermark throttles its tasks at
-//    every peer (Transport::set_backpressure(tasks, true)) until it is back
-//    under the low watermark.
+//    `check_interval` (and deliver() when a queue overflowed); a queue over the
+//    high watermark throttles its tasks at every peer
+//    (Transport::set_backpressure(tasks, true)) until it is back under the low
+//    watermark, its overflow empty.
 //
 // Thread contract: deliver/undeliverable from any thread (the transport's io
 // thread, or the one calling Transport::set_peers/stop); start/stop from the
@@ -64,7 +66,7 @@ class DataPlane final : public transport::InboundHandler {
   // Stops the thread; later undeliverable envelopes are only counted.
   void stop();
 
-  bool deliver(worker::Batch& batch) override;
+  void deliver(worker::Batch& batch) override;
   void undeliverable(worker::Batch& batch, std::string_view reason) override;
 
   DataPlaneCounters counters() const;
@@ -91,8 +93,9 @@ class DataPlane final : public transport::InboundHandler {
   std::condition_variable_any wake_;
   std::vector<Failure> failures_;  // GUARDED_BY(mutex_)
 
-  // Thread-only state: which local executors are throttled.
-  std::vector<char> throttled_;
+  // Which local executors are throttled (the thread's checks and deliver()).
+  std::mutex backpressure_mutex_;
+  std::vector<char> throttled_;  // GUARDED_BY(backpressure_mutex_)
 
   std::atomic<std::uint64_t> undeliverable_{0};
   std::atomic<std::uint64_t> trees_failed_{0};

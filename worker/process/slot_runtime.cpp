@@ -16,6 +16,15 @@ void RoutedSink::wait_for_space(std::chrono::microseconds timeout) {
   }
 }
 
+void RoutedSink::force_push(worker::Batch& batch) {
+  worker::TupleSink* t = target();
+  while (t == nullptr) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    t = target();
+  }
+  t->force_push(batch);
+}
+
 namespace {
 
 bool by_first_task(const SpecExecutor& a, const SpecExecutor& b) {

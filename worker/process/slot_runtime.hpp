@@ -54,6 +54,9 @@ class RoutedSink final : public worker::TupleSink {
     worker::TupleSink* t = target();
     return t != nullptr && t->try_push(batch);
   }
+  // The worker routes every sink before its executors and its data plane
+  // start, so a forced push finds a target; before that it waits for one.
+  void force_push(worker::Batch& batch) override;
   void wait_for_space(std::chrono::microseconds timeout) override;
 
  private:

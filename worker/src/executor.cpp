@@ -11,6 +11,16 @@ std::size_t queue_slots(const RuntimeSettings& s) {
   std::size_t slots = s.receive_buffer_size / s.batch_size;
   return slots < 4 ? 4 : slots;
 }
+
+// Which destination executors this one never waits on (index: sink index).
+std::vector<char> never_wait_sinks(const TopologyPlan& plan, const ExecutorPlan& self) {
+  std::vector<char> out(plan.executors.size(), 0);
+  for (const auto& ep : plan.executors) {
+    out[static_cast<std::size_t>(ep.index)] =
+        TopologyPlan::never_wait(*self.component, *ep.component) ? 1 : 0;
+  }
+  return out;
+}
 }  // namespace
 
 Executor::Executor(const ExecutorEnv& env, const ExecutorPlan& plan, Transfer::Mode mode,
@@ -18,8 +28,8 @@ Executor::Executor(const ExecutorEnv& env, const ExecutorPlan& plan, Transfer::M
     : env_(env),
       plan_(plan),
       queue_(queue_slots(env.plan->settings)),
-      transfer_(&env.sinks, env.sinks.size(), &env.task_sink, env.plan->settings.batch_size, mode, &stats_,
-                env.stopping),
+      transfer_(&env.sinks, env.sinks.size(), &env.task_sink, never_wait_sinks(*env.plan, plan),
+                env.plan->settings.batch_size, mode, &stats_, env.stopping),
       emitter_(*env.plan, *plan.component, transfer_, stats_, seed, plan.index),
       idle_(max_park) {}
 

@@ -11,6 +11,8 @@ ReceiveQueue::ReceiveQueue(std::size_t capacity)
 }
 
 bool ReceiveQueue::try_push(Batch& batch) {
+  // Batches in the overflow go first: a ring push now would overtake them.
+  if (overflow_size_.load(std::memory_order_acquire) > 0) return false;
   std::size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
   Slot* slot;
   for (;;) {
@@ -38,11 +40,50 @@ bool ReceiveQueue::try_push(Batch& batch) {
   return true;
 }
 
+bool ReceiveQueue::push_or_overflow(Batch& batch) {
+  if (overflow_size_.load(std::memory_order_acquire) == 0 && try_push(batch)) return true;
+  {
+    std::lock_guard lock(overflow_mutex_);
+    // The consumer may have emptied the overflow meanwhile: the ring first
+    // then, under the lock so that no other overflow push can pass this one.
+    if (overflow_.empty() && try_push(batch)) return true;
+    overflow_.push_back(std::move(batch));
+    const std::size_t n = overflow_.size();
+    overflow_size_.store(n, std::memory_order_seq_cst);
+    if (n > overflow_peak_.load(std::memory_order_relaxed)) {
+      overflow_peak_.store(n, std::memory_order_relaxed);
+    }
+  }
+  batch.clear();
+  if (parked_.load(std::memory_order_seq_cst)) notify();
+  return false;
+}
+
+bool ReceiveQueue::try_pop_overflow(Batch& out) {
+  if (overflow_size_.load(std::memory_order_acquire) == 0) return false;
+  bool emptied;
+  {
+    std::lock_guard lock(overflow_mutex_);
+    if (overflow_.empty()) return false;
+    std::swap(out, overflow_.front());
+    overflow_.pop_front();
+    emptied = overflow_.empty();
+    overflow_size_.store(overflow_.size(), std::memory_order_seq_cst);
+  }
+  if (emptied && waiting_producers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard lock(space_mutex_); }
+    space_cv_.notify_all();
+  }
+  return true;
+}
+
 bool ReceiveQueue::try_pop(Batch& out) {
   std::size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
   Slot* slot = &slots_[pos & mask_];
   std::size_t seq = slot->sequence.load(std::memory_order_acquire);
-  if (static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos + 1) < 0) return false;
+  if (static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos + 1) < 0) {
+    return try_pop_overflow(out);
+  }
   dequeue_pos_.store(pos + 1, std::memory_order_relaxed);
   std::swap(out, slot->batch);  // leaves the finished batch for the next producer to clear
   // seq_cst, paired with wait_for_space(): either the producer sees the free
@@ -56,6 +97,7 @@ bool ReceiveQueue::try_pop(Batch& out) {
 }
 
 bool ReceiveQueue::full() const {
+  if (overflow_size_.load(std::memory_order_seq_cst) > 0) return true;
   std::size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
   std::size_t seq = slots_[pos & mask_].sequence.load(std::memory_order_seq_cst);
   return static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos) < 0;
@@ -73,7 +115,7 @@ void ReceiveQueue::wait_for_space(std::chrono::microseconds timeout) {
 std::size_t ReceiveQueue::depth() const {
   std::size_t in = enqueue_pos_.load(std::memory_order_relaxed);
   std::size_t out = dequeue_pos_.load(std::memory_order_relaxed);
-  return in > out ? in - out : 0;
+  return (in > out ? in - out : 0) + overflow_size_.load(std::memory_order_relaxed);
 }
 
 void ReceiveQueue::park(std::chrono::microseconds timeout) {
@@ -81,7 +123,9 @@ void ReceiveQueue::park(std::chrono::microseconds timeout) {
   parked_.store(true, std::memory_order_seq_cst);
   std::size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
   std::size_t seq = slots_[pos & mask_].sequence.load(std::memory_order_seq_cst);
-  if (seq != pos + 1) park_cv_.wait_for(lock, timeout);
+  if (seq != pos + 1 && overflow_size_.load(std::memory_order_seq_cst) == 0) {
+    park_cv_.wait_for(lock, timeout);
+  }
   parked_.store(false, std::memory_order_relaxed);
 }
 

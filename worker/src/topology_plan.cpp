@@ -111,6 +111,51 @@ void build_routes(TopologyPlan& plan, const Topology& topology) {
   }
 }
 
+// Groups components that reach each other along subscriptions (strongly
+// connected components; a topology has few, so reachability by DFS is enough).
+void find_cycles(TopologyPlan& plan) {
+  const std::size_t n = plan.components.size();
+  std::vector<std::vector<std::size_t>> next(n);
+  auto index_of = [&](std::string_view id) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (plan.components[i]->id == id) return i;
+    }
+    return n;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const auto& route : plan.components[i]->streams) {
+      for (const auto& sub : route->subscriptions) {
+        const std::size_t j = index_of(sub.component);
+        if (j < n) next[i].push_back(j);
+      }
+    }
+  }
+  std::vector<std::vector<char>> reach(n, std::vector<char>(n, 0));
+  for (std::size_t from = 0; from < n; ++from) {
+    std::vector<std::size_t> stack{from};
+    while (!stack.empty()) {
+      const std::size_t at = stack.back();
+      stack.pop_back();
+      for (std::size_t j : next[at]) {
+        if (!reach[from][j]) {
+          reach[from][j] = 1;
+          stack.push_back(j);
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    int group = static_cast<int>(i);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (reach[i][j] && reach[j][i]) {
+        group = plan.components[j]->cycle_group;
+        break;
+      }
+    }
+    plan.components[i]->cycle_group = group;
+  }
+}
+
 }  // namespace
 
 std::int64_t config_int(const Config& config, std::string_view key, std::int64_t fallback) {
@@ -137,6 +182,7 @@ api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, co
   plan->settings = *settings;
   assign_tasks(*plan, topology);
   build_routes(*plan, topology);
+  find_cycles(*plan);
   return plan;
 }
 

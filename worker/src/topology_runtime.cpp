@@ -128,13 +128,13 @@ int TopologyRuntime::local_executor_of(TaskId task) const {
   return e < 0 ? -1 : local_index_[static_cast<std::size_t>(e)];
 }
 
-bool TopologyRuntime::try_deliver(Batch& batch, Batch* foreign) {
+bool TopologyRuntime::deliver_remote(Batch& batch, Batch* foreign) {
   if (batch.empty()) return true;
   // Fast path: a frame usually holds envelopes for one executor only.
   const int first = local_executor_of(batch.front().dest);
   bool one = first >= 0;
   for (std::size_t i = 1; one && i < batch.size(); ++i) one = local_executor_of(batch[i].dest) == first;
-  if (one) return executors_[static_cast<std::size_t>(first)]->queue().try_push(batch);
+  if (one) return executors_[static_cast<std::size_t>(first)]->queue().push_or_overflow(batch);
 
   std::lock_guard lock(deliver_mutex_);
   for (auto& e : batch) {
@@ -146,24 +146,13 @@ bool TopologyRuntime::try_deliver(Batch& batch, Batch* foreign) {
     }
   }
   batch.clear();
-  bool all = true;
+  bool in_rings = true;
   for (std::size_t i = 0; i < deliver_scratch_.size(); ++i) {
     Batch& b = deliver_scratch_[i];
     if (b.empty()) continue;
-    if (executors_[i]->queue().try_push(b)) continue;  // b comes back empty
-    all = false;
-    for (auto& e : b) batch.push_back(std::move(e));  // kept, in order
-    b.clear();
+    in_rings = executors_[i]->queue().push_or_overflow(b) && in_rings;  // b comes back empty
   }
-  return all;
-}
-
-void TopologyRuntime::deliver(Batch&& batch) {
-  Batch foreign;
-  while (!try_deliver(batch, &foreign)) {
-    if (stopping_.load(std::memory_order_relaxed)) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+  return in_rings;
 }
 
 TopologyStats TopologyRuntime::stats() const {

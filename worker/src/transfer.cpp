@@ -1,10 +1,9 @@
 #include "rstorm/worker/transfer.hpp"
 
-
 namespace rstorm::worker {
 
 Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
-                   const std::vector<int>* task_sink,
+                   const std::vector<int>* task_sink, std::vector<char> forced,
                    std::size_t batch_size, Mode mode, ExecutorStats* stats,
                    const std::atomic<bool>* stopping)
     : sinks_(sinks),
@@ -13,12 +12,17 @@ Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
       mode_(mode),
       stats_(stats),
       stopping_(stopping),
+      forced_(std::move(forced)),
       pending_(num_sinks),
       dirty_flag_(num_sinks, 0) {}
 
 bool Transfer::push(int d) {
   Batch& b = pending_[static_cast<std::size_t>(d)];
   TupleSink* sink = (*sinks_)[static_cast<std::size_t>(d)];
+  if (!forced_.empty() && forced_[static_cast<std::size_t>(d)]) {
+    sink->force_push(b);
+    return true;
+  }
   if (sink->try_push(b)) return true;
   if (mode_ == Mode::kNonBlocking) {
     backlog_ = true;

@@ -264,6 +264,18 @@ void FrameEncoder::add_backpressure(const std::vector<TaskId>& tasks, bool on) {
   s_->write_generated(f);
 }
 
+void FrameEncoder::add_backpressure_state(const std::vector<TaskId>& throttled) {
+  wire::Backpressure b;
+  b.tasks.reserve(throttled.size());
+  for (TaskId t : throttled) b.tasks.push_back(t.value);
+  b.__isset.tasks = true;
+  b.__set_on(true);
+  b.__set_state(true);
+  wire::Frame f;
+  f.__set_backpressure(std::move(b));
+  s_->write_generated(f);
+}
+
 // ---------------------------------------------------------------- decoder
 
 struct FrameDecoder::State {
@@ -468,6 +480,7 @@ struct FrameDecoder::State {
         c.tasks.clear();
         for (std::int32_t t : f.backpressure.tasks) c.tasks.emplace_back(t);
         c.on = f.backpressure.on;
+        c.state = f.backpressure.__isset.state && f.backpressure.state;
         break;
       case FrameType::kTuples: break;
     }

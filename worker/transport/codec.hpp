@@ -38,6 +38,7 @@ struct ControlMessage {
   std::string reason;                 // refused
   std::vector<TaskId> tasks;          // backpressure
   bool on = false;
+  bool state = false;                 // backpressure: `tasks` is the whole throttled set
 };
 
 // Reads the big-endian length prefix at `p` (4 bytes).
@@ -67,6 +68,8 @@ class FrameEncoder {
   void add_hello_ack();
   void add_refused(const std::string& reason);
   void add_backpressure(const std::vector<TaskId>& tasks, bool on);
+  // The whole set of throttled tasks (every other one released).
+  void add_backpressure_state(const std::vector<TaskId>& throttled);
 
   // The frames encoded since the last clear(), length prefixes included.
   const std::uint8_t* data() const;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -59,8 +60,19 @@ struct TransportCore {
   std::vector<char> local;
   // (io) Workers allowed to connect.
   std::set<WorkerAddress> allowed;
-  // (io) Our tasks currently throttled (sent to every sender, and on connect).
-  std::set<std::int32_t> throttled;
+  // Our tasks currently throttled (sent whole to every sender on each change,
+  // every second, and on connect). Updated by the caller of set_backpressure
+  // under the mutex, never by a posted delta: Asio runs a handler posted from
+  // the io thread after one posted meanwhile from another thread, so deltas
+  // could arrive in the wrong order and leave a lifted throttle on for good.
+  mutable std::mutex throttled_mutex;
+  std::set<std::int32_t> throttled;  // GUARDED_BY(throttled_mutex)
+  std::vector<TaskId> throttled_tasks() const {
+    std::lock_guard lock(throttled_mutex);
+    std::vector<TaskId> out;
+    for (std::int32_t t : throttled) out.emplace_back(t);
+    return out;
+  }
   // (io) Open inbound connections.
   std::set<std::shared_ptr<InboundSession>> sessions;
   // (io) Set once stop() began.

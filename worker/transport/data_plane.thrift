@@ -56,9 +56,13 @@ struct TupleBatch {
 }
 
 // Sent by a receiver to a sender: hold (on) or resume (off) sending to these tasks.
+// With `state` set, `tasks` is the whole set of the receiver's throttled tasks
+// (every other task is released): what receivers send, on every change and again
+// every second, so that a sender can never keep a throttle the receiver lifted.
 struct Backpressure {
   1: list<i32> tasks
   2: bool on
+  3: optional bool state
 }
 
 union Frame {

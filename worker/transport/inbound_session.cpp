@@ -12,16 +12,12 @@ using asio::ip::tcp;
 
 namespace {
 constexpr std::size_t kReadChunk = 256 * 1024;
-constexpr std::chrono::microseconds kFirstRetry{500};
-constexpr std::chrono::microseconds kMaxRetry{8000};
 }  // namespace
 
 InboundSession::InboundSession(TransportCore& core, tcp::socket socket)
     : core_(core),
       socket_(std::move(socket)),
-      retry_timer_(core.io),
-      decoder_(core.index, &core.local),
-      retry_delay_(kFirstRetry) {
+      decoder_(core.index, &core.local) {
   boost::system::error_code ec;
   const tcp::endpoint ep = socket_.remote_endpoint(ec);
   remote_ = ec ? std::string("an unknown address")
@@ -83,12 +79,10 @@ void InboundSession::read_more() {
 void InboundSession::process() {
   while (!closed_ && !close_after_write_) {
     if (!batch_.empty()) {
-      if (!core_.handler->deliver(batch_)) {
-        retry_later();
-        return;
-      }
+      // Never waits: the handler absorbs a full executor and throttles it, so
+      // this connection, and every other on this thread, keeps being read.
+      core_.handler->deliver(batch_);
       batch_.clear();
-      retry_delay_ = kFirstRetry;
     }
     const std::size_t avail = end_ - begin_;
     if (avail < kLengthPrefixBytes) break;
@@ -114,7 +108,7 @@ void InboundSession::process() {
     begin_ += whole;
     if (!handle_frame(frame, length)) return;
   }
-  if (!closed_ && !close_after_write_ && batch_.empty()) read_more();
+  if (!closed_ && !close_after_write_) read_more();
 }
 
 bool InboundSession::handle_frame(const std::uint8_t* data, std::size_t size) {
@@ -165,10 +159,8 @@ bool InboundSession::handle_hello() {
   accepted_ = true;
   FrameEncoder encoder;
   encoder.add_hello_ack();
-  if (!core_.throttled.empty()) {
-    std::vector<TaskId> tasks;
-    for (std::int32_t t : core_.throttled) tasks.emplace_back(t);
-    encoder.add_backpressure(tasks, true);
+  if (auto throttled = core_.throttled_tasks(); !throttled.empty()) {
+    encoder.add_backpressure_state(throttled);
   }
   send(encoder);
   core_.log.debug("accepted connection from {}", who());
@@ -191,10 +183,10 @@ void InboundSession::refuse(const std::string& why) {
   send(encoder);
 }
 
-void InboundSession::send_backpressure(const std::vector<TaskId>& tasks, bool on) {
+void InboundSession::send_backpressure_state(const std::vector<TaskId>& throttled) {
   if (!accepted_ || closed_) return;
   FrameEncoder encoder;
-  encoder.add_backpressure(tasks, on);
+  encoder.add_backpressure_state(throttled);
   send(encoder);
 }
 
@@ -224,19 +216,9 @@ void InboundSession::write_next() {
                     });
 }
 
-void InboundSession::retry_later() {
-  retry_timer_.expires_after(retry_delay_);
-  retry_delay_ = std::min(retry_delay_ * 2, kMaxRetry);
-  retry_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (ec || self->closed_) return;
-    self->process();
-  });
-}
-
 void InboundSession::close(std::string_view reason) {
   if (closed_) return;
   closed_ = true;
-  retry_timer_.cancel();
   boost::system::error_code ignored;
   socket_.close(ignored);
   core_.give_up(batch_, reason);

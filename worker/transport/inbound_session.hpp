@@ -1,9 +1,9 @@
 // InboundSession: one connection another worker opened to send us tuples.
 // Reads frames (length-checked before anything is allocated), checks the
 // hello (topology id, a worker of the assignment), decodes tuple batches and
-// hands them to InboundHandler::deliver. When deliver cannot take a batch the
-// session stops reading (TCP pushes back on the sender) and retries on a
-// short timer. It also carries this worker's backpressure messages back to
+// hands them to InboundHandler::deliver, which never refuses: the session
+// never stops reading because one destination is full (no head-of-line
+// blocking; see worker/README.md, "Flow control"). It also carries this worker's backpressure messages back to
 // the sender. A malformed frame closes this connection only, with one log line
 // naming the remote address and the fault.
 //
@@ -33,7 +33,8 @@ class InboundSession : public std::enable_shared_from_this<InboundSession> {
   // Closes the connection; envelopes decoded but not yet delivered are given
   // up with `reason` (only when the transport stops).
   void close(std::string_view reason);
-  void send_backpressure(const std::vector<TaskId>& tasks, bool on);
+  // Tells the sender the whole set of this worker's throttled tasks.
+  void send_backpressure_state(const std::vector<TaskId>& throttled);
   bool accepted() const { return accepted_; }
   const WorkerAddress& claimed() const { return claimed_; }
 
@@ -46,12 +47,10 @@ class InboundSession : public std::enable_shared_from_this<InboundSession> {
   void refuse(const std::string& why);
   void send(const FrameEncoder& encoder);
   void write_next();
-  void retry_later();
   std::string who() const;
 
   TransportCore& core_;
   boost::asio::ip::tcp::socket socket_;
-  boost::asio::steady_timer retry_timer_;
   std::string remote_;  // "ip:port" of the socket's far end
   FrameDecoder decoder_;
   ControlMessage control_;
@@ -59,8 +58,7 @@ class InboundSession : public std::enable_shared_from_this<InboundSession> {
   std::vector<std::uint8_t> buf_;  // bytes read: [begin_, end_) not yet parsed
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
-  worker::Batch batch_;  // decoded, not yet all delivered
-  std::chrono::microseconds retry_delay_{500};
+  worker::Batch batch_;  // decoded, not yet delivered
   bool reading_ = false;
   bool closed_ = false;
   bool accepted_ = false;

@@ -23,6 +23,7 @@ struct OutboundChannel::Connection {
   std::vector<std::uint8_t> body;
   std::vector<std::uint8_t> hello;
   std::vector<std::uint8_t> writing;  // bytes of the write in flight
+  std::size_t writing_data_bytes = 0;  // of which data (counted in buffered_bytes_)
   std::uint64_t writing_frames = 0;
   std::uint64_t writing_tuples = 0;
   bool writing_active = false;
@@ -54,14 +55,15 @@ OutboundChannel::OutboundChannel(TransportCore& core, WorkerAddress peer)
 
 OutboundChannel::~OutboundChannel() = default;
 
+namespace {
+// Batches are homogeneous: an executor receives either tuples (bolts) or
+// acking messages (ackers, spouts), and a batch goes to one executor.
+bool is_control(const worker::Batch& batch) { return batch.front().kind != worker::MessageKind::kTuple; }
+}  // namespace
+
 bool OutboundChannel::try_push(worker::Batch& batch) {
   if (batch.empty()) return true;
-  Mode mode = mode_.load();
-  if (mode == Mode::kRemoved || mode == Mode::kStopped) {
-    core_.give_up(batch, mode == Mode::kStopped ? "the transport is stopped"
-                                                : "worker " + peer_name_ + " is not in the assignment");
-    return true;
-  }
+  if (!accepting(batch)) return true;
   if (throttled_count_.load(std::memory_order_relaxed) > 0) {
     const std::size_t limit = core_.index.task_limit();
     for (const worker::Envelope& e : batch) {
@@ -69,29 +71,53 @@ bool OutboundChannel::try_push(worker::Batch& batch) {
       if (d < limit && throttled_[d].load(std::memory_order_relaxed)) return false;
     }
   }
-  if (buffered_bytes_.load(std::memory_order_relaxed) >= core_.options.max_buffered_bytes) {
+  // The byte bound is for data: acking messages ride in their own lane, which
+  // the acker's throttle bounds.
+  const bool control = is_control(batch);
+  if (!control &&
+      buffered_bytes_.load(std::memory_order_relaxed) >= core_.options.max_buffered_bytes) {
     return false;
   }
+  enqueue(batch, control);
+  return true;
+}
+
+void OutboundChannel::force_push(worker::Batch& batch) {
+  if (batch.empty() || !accepting(batch)) return;
+  enqueue(batch, is_control(batch));
+}
+
+bool OutboundChannel::accepting(worker::Batch& batch) {
+  const Mode mode = mode_.load();
+  if (mode != Mode::kRemoved && mode != Mode::kStopped) return true;
+  core_.give_up(batch, mode == Mode::kStopped ? "the transport is stopped"
+                                              : "worker " + peer_name_ + " is not in the assignment");
+  return false;
+}
+
+void OutboundChannel::enqueue(worker::Batch& batch, bool control) {
   // Encoding happens here, on the producer's thread, outside any lock.
   static thread_local FrameEncoder encoder;
   encoder.clear();
   const std::size_t per_frame = std::max<std::size_t>(1, core_.options.batch_size);
   const std::size_t tuples = encoder.add_tuples(core_.index, batch, per_frame);
   const std::size_t frames = (tuples + per_frame - 1) / per_frame;
+  Mode mode;
   {
     std::lock_guard lock(mutex_);
     mode = mode_.load();
     if (mode != Mode::kRemoved && mode != Mode::kStopped) {
-      pending_.insert(pending_.end(), encoder.data(), encoder.data() + encoder.size());
-      pending_frames_ += frames;
-      pending_tuples_ += tuples;
-      buffered_bytes_.fetch_add(encoder.size());
+      Lane& lane = control ? control_ : data_;
+      lane.bytes.insert(lane.bytes.end(), encoder.data(), encoder.data() + encoder.size());
+      lane.frames += frames;
+      lane.tuples += tuples;
+      if (!control) buffered_bytes_.fetch_add(encoder.size());
     }
   }
   if (mode == Mode::kRemoved || mode == Mode::kStopped) {
     // Removed or stopped between the check and the append: nothing was queued.
     core_.give_up(batch, "worker " + peer_name_ + " left the assignment");
-    return true;
+    return;
   }
   if (!encoder.unencodable().empty()) {
     worker::Batch rejected;
@@ -110,7 +136,6 @@ bool OutboundChannel::try_push(worker::Batch& batch) {
       write_pending();
     });
   }
-  return true;
 }
 
 void OutboundChannel::wait_for_space(std::chrono::microseconds timeout) {
@@ -154,31 +179,37 @@ void OutboundChannel::set_mode(Mode mode, std::string_view reason) {
 
 void OutboundChannel::close_connection(std::string_view reason) {
   std::vector<std::uint8_t> in_flight;
+  std::size_t in_flight_data_bytes = 0;
   if (auto c = conn_) {
     conn_.reset();
     c->closed = true;
     boost::system::error_code ignored;
     c->socket.close(ignored);
     c->resolver.cancel();
-    in_flight.swap(c->writing);
+    if (c->writing_active) {
+      in_flight.swap(c->writing);
+      in_flight_data_bytes = c->writing_data_bytes;
+    }
   }
-  give_up_buffered(in_flight, reason);
+  give_up_buffered(in_flight, in_flight_data_bytes, reason);
   clear_throttles();
 }
 
 void OutboundChannel::give_up_buffered(std::vector<std::uint8_t>& in_flight,
-                                       std::string_view reason) {
+                                       std::size_t in_flight_data_bytes, std::string_view reason) {
   std::vector<std::uint8_t> bytes;
   bytes.swap(in_flight);
+  std::size_t data_bytes = in_flight_data_bytes;
   {
     std::lock_guard lock(mutex_);
-    bytes.insert(bytes.end(), pending_.begin(), pending_.end());
-    pending_.clear();
-    pending_frames_ = 0;
-    pending_tuples_ = 0;
+    bytes.insert(bytes.end(), control_.bytes.begin(), control_.bytes.end());
+    bytes.insert(bytes.end(), data_.bytes.begin(), data_.bytes.end());
+    data_bytes += data_.bytes.size();
+    control_ = Lane{};
+    data_ = Lane{};
   }
+  buffered_bytes_.fetch_sub(data_bytes);
   if (bytes.empty()) return;
-  buffered_bytes_.fetch_sub(bytes.size());
   worker::Batch batch;
   const std::size_t bad = decode_outgoing(core_.index, bytes.data(), bytes.size(), batch);
   if (bad > 0) {
@@ -287,7 +318,11 @@ void OutboundChannel::on_frame(const std::shared_ptr<Connection>& c, const std::
     case FrameType::kRefused:
       return fail(c, "refused by the peer: " + c->control.reason, true);
     case FrameType::kBackpressure:
-      apply_backpressure(c->control.tasks, c->control.on);
+      if (c->control.state) {
+        apply_backpressure_state(c->control.tasks);
+      } else {
+        apply_backpressure(c->control.tasks, c->control.on);
+      }
       return;
     case FrameType::kHello:
     case FrameType::kTuples:
@@ -300,11 +335,20 @@ void OutboundChannel::write_pending() {
   if (!c || !c->handshaken || c->writing_active) return;
   {
     std::lock_guard lock(mutex_);
-    if (pending_.empty()) return;
-    c->writing.swap(pending_);
-    pending_.clear();  // the drained buffer, kept for its capacity
-    c->writing_frames = std::exchange(pending_frames_, 0);
-    c->writing_tuples = std::exchange(pending_tuples_, 0);
+    if (control_.bytes.empty() && data_.bytes.empty()) return;
+    c->writing_data_bytes = data_.bytes.size();
+    // Acking messages first: they never wait behind data queued before them.
+    if (control_.bytes.empty()) {
+      c->writing.swap(data_.bytes);
+      data_.bytes.clear();  // the drained buffer, kept for its capacity
+    } else {
+      c->writing.swap(control_.bytes);
+      control_.bytes.clear();
+      c->writing.insert(c->writing.end(), data_.bytes.begin(), data_.bytes.end());
+      data_.bytes.clear();
+    }
+    c->writing_frames = std::exchange(control_.frames, 0) + std::exchange(data_.frames, 0);
+    c->writing_tuples = std::exchange(control_.tuples, 0) + std::exchange(data_.tuples, 0);
   }
   c->writing_active = true;
   asio::async_write(c->socket, asio::buffer(c->writing),
@@ -316,13 +360,13 @@ void OutboundChannel::write_pending() {
                       TransportCounters::add(k.bytes_sent, c->writing.size());
                       TransportCounters::add(k.frames_sent, c->writing_frames);
                       TransportCounters::add(k.tuples_sent, c->writing_tuples);
-                      buffered_bytes_.fetch_sub(c->writing.size());
+                      buffered_bytes_.fetch_sub(c->writing_data_bytes);
                       c->writing.clear();
                       {
                         // Hand the drained buffer back for reuse when it is the larger one.
                         std::lock_guard lock(mutex_);
-                        if (pending_.empty() && c->writing.capacity() > pending_.capacity()) {
-                          c->writing.swap(pending_);
+                        if (data_.bytes.empty() && c->writing.capacity() > data_.bytes.capacity()) {
+                          c->writing.swap(data_.bytes);
                         }
                       }
                       c->writing.clear();
@@ -388,6 +432,22 @@ void OutboundChannel::apply_backpressure(const std::vector<TaskId>& tasks, bool 
   if (changed && !on) wake_producers();
   core_.log.debug("worker {} {} {} task(s)", peer_name_, on ? "throttles" : "releases",
                   tasks.size());
+}
+
+void OutboundChannel::apply_backpressure_state(const std::vector<TaskId>& throttled) {
+  const std::size_t limit = core_.index.task_limit();
+  std::vector<char> want(limit, 0);
+  for (TaskId t : throttled) {
+    if (t.value >= 0 && static_cast<std::size_t>(t.value) < limit) want[static_cast<std::size_t>(t.value)] = 1;
+  }
+  std::vector<TaskId> on, off;
+  for (std::size_t i = 0; i < limit; ++i) {
+    const bool now = throttled_[i].load() != 0;
+    if (want[i] && !now) on.emplace_back(static_cast<std::int32_t>(i));
+    if (!want[i] && now) off.emplace_back(static_cast<std::int32_t>(i));
+  }
+  if (!on.empty()) apply_backpressure(on, true);
+  if (!off.empty()) apply_backpressure(off, false);
 }
 
 void OutboundChannel::clear_throttles() {

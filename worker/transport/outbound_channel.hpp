@@ -1,9 +1,9 @@
 // OutboundChannel: the sending side towards one peer worker. It is the
 // TupleSink executors push remote batches into: try_push encodes on the
-// caller's thread into the channel's pending buffer; the io thread connects
-// (hello, wait for the ack), writes the pending bytes in as few writes as it
-// can, reads the peer's backpressure messages, and reconnects with doubling
-// back-off after a failure.
+// caller's thread into one of two lanes, control (acking messages) or data;
+// the io thread connects (hello, wait for the ack), writes what waits in as
+// few writes as it can, control lane first, reads the peer's backpressure
+// messages, and reconnects with doubling back-off after a failure.
 //
 // Thread contract: try_push / wait_for_space from any thread; everything else
 // on the io thread (public io methods are marked (io)).
@@ -38,7 +38,12 @@ class OutboundChannel final : public worker::TupleSink {
   OutboundChannel(TransportCore& core, WorkerAddress peer);
   ~OutboundChannel() override;
 
+  // Refuses (batch untouched) when a destination task of the batch is
+  // throttled by the peer, or, for data, when max_buffered_bytes of data wait.
   bool try_push(worker::Batch& batch) override;
+  // Takes the batch whatever the throttles and the buffer (acking messages
+  // that must not wait, edges of a cycle).
+  void force_push(worker::Batch& batch) override;
   void wait_for_space(std::chrono::microseconds timeout) override;
 
   // (io) Listed: connect and send. Removed / stopped: close the connection and
@@ -50,7 +55,17 @@ class OutboundChannel final : public worker::TupleSink {
 
  private:
   struct Connection;
+  // Encoded frames waiting for the connection.
+  struct Lane {
+    std::vector<std::uint8_t> bytes;
+    std::uint64_t frames = 0;
+    std::uint64_t tuples = 0;
+  };
 
+  // Gives `batch` up (returns false) when the peer was removed or stopped.
+  bool accepting(worker::Batch& batch);
+  // Encodes `batch` into the control or the data lane and schedules a write.
+  void enqueue(worker::Batch& batch, bool control);
   void connect();
   void on_connected(const std::shared_ptr<Connection>& c);
   void read_header(const std::shared_ptr<Connection>& c);
@@ -60,21 +75,25 @@ class OutboundChannel final : public worker::TupleSink {
   void fail(const std::shared_ptr<Connection>& c, const std::string& reason, bool refused);
   void close_connection(std::string_view reason);
   void apply_backpressure(const std::vector<TaskId>& tasks, bool on);
+  // `throttled` is the peer's whole throttled set: every other task is released.
+  void apply_backpressure_state(const std::vector<TaskId>& throttled);
   void clear_throttles();
-  void give_up_buffered(std::vector<std::uint8_t>& in_flight, std::string_view reason);
+  void give_up_buffered(std::vector<std::uint8_t>& in_flight, std::size_t in_flight_data_bytes,
+                        std::string_view reason);
   void wake_producers();
 
   TransportCore& core_;
   const WorkerAddress peer_;
   const std::string peer_name_;
 
-  // Guards pending_* and mode_ changes.
+  // Guards the lanes and mode_ changes. The control lane (acking messages) is
+  // written before the data lane, so acks never queue behind data.
   std::mutex mutex_;
-  std::vector<std::uint8_t> pending_;
-  std::uint64_t pending_frames_ = 0;
-  std::uint64_t pending_tuples_ = 0;
+  Lane control_;
+  Lane data_;
   std::atomic<Mode> mode_{Mode::kUnlisted};
 
+  // Data bytes buffered or being written (the control lane is not counted).
   std::atomic<std::size_t> buffered_bytes_{0};
   std::atomic<bool> write_scheduled_{false};
   std::unique_ptr<std::atomic<std::uint8_t>[]> throttled_;  // by task id

@@ -9,6 +9,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "worker/transport/core.hpp"
 #include "worker/transport/inbound_session.hpp"
@@ -48,6 +49,8 @@ struct Transport::Impl {
 
   TransportCore core;  // first: destroyed last
   tcp::acceptor acceptor;
+  asio::steady_timer resend_timer{core.io};
+  int quiet_resends = 0;  // (io) resends since the throttled set was last non-empty
   std::thread io_thread;
   std::mutex mutex;  // guards channels, stopped
   std::map<WorkerAddress, std::unique_ptr<OutboundChannel>> channels;
@@ -132,6 +135,26 @@ struct Transport::Impl {
     }
   }
 
+  // (io) The whole throttled set to every sender: what a sender holds is
+  // replaced, so it cannot keep a throttle that was lifted.
+  void send_backpressure_state() {
+    const std::vector<TaskId> tasks = core.throttled_tasks();
+    for (const auto& s : core.sessions) s->send_backpressure_state(tasks);
+  }
+
+  // (io) Sends the state again every second while anything is or was lately
+  // throttled (a repair, as Storm re-sends its backpressure status).
+  void resend_backpressure_state() {
+    resend_timer.expires_after(std::chrono::seconds(1));
+    resend_timer.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || core.stopping) return;
+      const bool none = core.throttled_tasks().empty();
+      if (!none || quiet_resends < 3) send_backpressure_state();
+      quiet_resends = none ? quiet_resends + 1 : 0;
+      resend_backpressure_state();
+    });
+  }
+
   OutboundChannel* channel(const WorkerAddress& peer) {
     std::lock_guard lock(mutex);
     auto& c = channels[peer];
@@ -157,6 +180,7 @@ Result<std::unique_ptr<Transport>> Transport::start(const worker::TopologyPlan& 
   if (Status s = impl->listen(); !s.is_ok()) return s;
   impl->compute_local({});
   impl->accept();
+  impl->resend_backpressure_state();
   Impl* raw = impl.get();
   impl->io_thread = std::thread([raw] {
     pthread_setname_np(pthread_self(), "rs:io");  // as top -H and the benches show it
@@ -178,6 +202,7 @@ void Transport::stop() {
     m.core.stopping = true;
     boost::system::error_code ignored;
     m.acceptor.close(ignored);
+    m.resend_timer.cancel();
     auto sessions = m.core.sessions;
     for (const auto& s : sessions) s->close("the transport is stopping");
     std::vector<OutboundChannel*> channels;
@@ -248,7 +273,8 @@ void Transport::set_backpressure(const std::vector<TaskId>& tasks, bool on) {
   if (tasks.empty()) return;
   Impl& m = *impl_;
   if (on) TransportCounters::add(m.core.counters.local_backpressure_events, 1);
-  asio::post(m.core.io, [&m, tasks, on] {
+  {
+    std::lock_guard lock(m.core.throttled_mutex);
     for (TaskId t : tasks) {
       if (on) {
         m.core.throttled.insert(t.value);
@@ -256,8 +282,9 @@ void Transport::set_backpressure(const std::vector<TaskId>& tasks, bool on) {
         m.core.throttled.erase(t.value);
       }
     }
-    for (const auto& s : m.core.sessions) s->send_backpressure(tasks, on);
-  });
+  }
+  // Whatever order the posted sends run in, the last one carries the latest set.
+  asio::post(m.core.io, [&m] { m.send_backpressure_state(); });
 }
 
 TransportStats Transport::stats() const {

@@ -80,12 +80,13 @@ struct TransportOptions {
 class InboundHandler {
  public:
   virtual ~InboundHandler() = default;
-  // Envelopes that arrived for tasks of this worker. Returns true when every
-  // envelope was taken (moved out; batch left empty); false when a local queue
-  // was full: the envelopes not taken stay in `batch`, the transport stops
-  // reading that connection and calls again with the rest a little later (so
-  // TCP flow control pushes back on the sender; nothing is dropped).
-  virtual bool deliver(worker::Batch& batch) = 0;
+  // Envelopes that arrived for tasks of this worker. Takes every one (moves
+  // them out, leaves `batch` empty) and must not block: the io thread reads
+  // every connection of the worker, so a wait here for one full executor would
+  // stop the tuples and acks of all the others (head-of-line blocking, and
+  // with traffic both ways between two workers a deadlock). A full executor
+  // is the handler's to absorb and throttle (Transport::set_backpressure).
+  virtual void deliver(worker::Batch& batch) = 0;
   // Envelopes a sink accepted that will never reach their peer (connection
   // lost with them unsent, peer no longer in the assignment, stop()). The
   // worker fails the trees they belong to so spouts replay. Decoded from the

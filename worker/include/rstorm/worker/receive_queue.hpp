@@ -1,16 +1,26 @@
 // ReceiveQueue: an executor's bounded multi-producer single-consumer queue of
-// batches (Vyukov's bounded ring: one CAS per push, no lock), plus parking so
-// that an idle consumer sleeps instead of spinning.
+// batches (Vyukov's bounded ring: one CAS per push, no lock), an overflow list
+// behind it for pushes that must never wait, plus parking so that an idle
+// consumer sleeps instead of spinning.
 //
-// Thread contract: try_push and notify from any thread; try_pop and park only
-// from the one consumer thread. A full queue refuses the push (the producer
-// decides to wait or keep the batch): it never drops.
+// Two ways in. try_push refuses when the ring is full or anything waits in the
+// overflow (the producer decides to wait or keep the batch). force_push never
+// refuses: it goes to the ring when it can and to the overflow otherwise. It is
+// for the producers that must not wait on this executor: the network reader
+// (one full executor must not stop a connection), an acker's completions to a
+// spout, and the edges of a cycle in the topology. Whoever force-pushes bounds
+// what it pushes (see worker/README.md, "Flow control"). The consumer takes the
+// ring first, then the overflow, so one producer's batches stay in order.
+//
+// Thread contract: try_push, force_push and notify from any thread; try_pop and
+// park only from the one consumer thread. Nothing is ever dropped.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <mutex>
 
@@ -25,6 +35,10 @@ class TupleSink {
  public:
   virtual ~TupleSink() = default;
   virtual bool try_push(Batch& batch) = 0;
+  // Takes `batch` whatever the sink's state: never refuses, never waits long
+  // (for control messages and cycle edges; see ReceiveQueue). `batch` comes
+  // back empty.
+  virtual void force_push(Batch& batch) = 0;
   // Waits until a push might succeed, or `timeout`. May return early.
   virtual void wait_for_space(std::chrono::microseconds timeout) = 0;
 };
@@ -39,12 +53,17 @@ class ReceiveQueue final : public TupleSink {
   // Moves `batch` in and wakes a parked consumer; `batch` comes back empty,
   // possibly with a recycled buffer. false (batch untouched) when full.
   bool try_push(Batch& batch) override;
+  // Never refuses. Returns true when the batch went to the ring, false when
+  // it went to the overflow (the queue is over its capacity).
+  bool push_or_overflow(Batch& batch);
+  void force_push(Batch& batch) override { push_or_overflow(batch); }
   // Swaps the oldest batch into `out`; the batch `out` held (finished with)
   // goes to the next producer to use this slot, which clears and reuses it.
   // Wakes producers waiting for space. false when empty.
   bool try_pop(Batch& out);
   // For producers: sleeps until the consumer frees a slot, or `timeout`.
   void wait_for_space(std::chrono::microseconds timeout) override;
+  // The ring is full, or something waits in the overflow.
   bool full() const;
 
   // Sleeps until a push or notify(), or `timeout`. Returns at once when not empty.
@@ -53,8 +72,12 @@ class ReceiveQueue final : public TupleSink {
   void notify();
 
   std::size_t capacity() const { return mask_ + 1; }
-  // Batches in the queue, approximate while producers run.
+  // Batches in the queue, overflow included; approximate while producers run.
   std::size_t depth() const;
+  // Batches in the overflow right now.
+  std::size_t overflow_depth() const { return overflow_size_.load(std::memory_order_relaxed); }
+  // Most batches the overflow has held at once.
+  std::size_t overflow_peak() const { return overflow_peak_.load(std::memory_order_relaxed); }
 
  private:
   struct Slot {
@@ -72,6 +95,11 @@ class ReceiveQueue final : public TupleSink {
   alignas(64) std::atomic<int> waiting_producers_{0};
   std::mutex space_mutex_;
   std::condition_variable space_cv_;
+  bool try_pop_overflow(Batch& out);
+  alignas(64) std::atomic<std::size_t> overflow_size_{0};
+  std::atomic<std::size_t> overflow_peak_{0};
+  std::mutex overflow_mutex_;
+  std::deque<Batch> overflow_;  // GUARDED_BY(overflow_mutex_)
 };
 
 }  // namespace rstorm::worker

@@ -42,6 +42,10 @@ struct ComponentPlan {
   Config config;  // topology config with the component's entries on top
   std::vector<TaskId> tasks;
   std::vector<std::unique_ptr<StreamRoute>> streams;
+  // The strongly connected component of the component graph this one is in
+  // (its own index when it is on no cycle). Two components with the same
+  // `cycle_group` reach each other: an edge between them closes a cycle.
+  int cycle_group = 0;
 
   // nullptr when the component declares no such stream.
   const StreamRoute* find_stream(std::string_view stream) const {
@@ -83,6 +87,15 @@ struct TopologyPlan {
 
   const ComponentPlan* find_component(std::string_view id) const;
   bool acking() const { return !acker_tasks.empty(); }
+  // Whether a producer of `from` must never wait on a full executor of `to`:
+  // `to` is a spout (it receives only its trees' completions, from ackers), or
+  // `from` -> `to` lies on a cycle of the topology (a wait there could close
+  // a cycle of waits). See worker/README.md, "Flow control".
+  static bool never_wait(const ComponentPlan& from, const ComponentPlan& to) {
+    if (to.role == ExecutorRole::kSpout) return true;
+    return from.role == ExecutorRole::kBolt && to.role == ExecutorRole::kBolt &&
+           from.cycle_group == to.cycle_group;
+  }
 };
 
 // An integer setting: `fallback` when the key is absent or null (as in

@@ -5,12 +5,11 @@
 //
 // Local mode runs every executor of the plan. A worker process runs only some
 // (ExecutorPlacement::run_here) and gives the runtime a TupleSink for each of
-// the others (a transport to the worker that runs it); try_deliver() is the
+// the others (a transport to the worker that runs it); deliver_remote() is the
 // entry point for batches that arrive from other workers.
 //
 // Thread contract: create/start/stop from one owner thread; stats(),
-// in_flight(), activate()/deactivate(), try_deliver() and deliver() from any
-// thread.
+// in_flight(), activate()/deactivate() and deliver_remote() from any thread.
 #pragma once
 
 #include <atomic>
@@ -80,14 +79,12 @@ class TopologyRuntime {
   }
 
   // Hands envelopes that came from another worker to the local executors'
-  // queues without blocking. Returns true when `batch` is left empty; false
-  // when a queue was full: the envelopes it did not take stay in `batch`, in
-  // order (retry them later). Envelopes for tasks not run here are moved to
-  // `*foreign` (the caller fails their trees).
-  bool try_deliver(Batch& batch, Batch* foreign);
-  // Blocking form for tests: retries until every envelope for a local task is
-  // taken (or the runtime stops); envelopes for other tasks are dropped.
-  void deliver(Batch&& batch);
+  // queues. Never waits and never refuses (the network reader must not stop
+  // because one executor is full): a full queue takes them into its overflow,
+  // and the caller throttles that executor's senders. Returns false when some
+  // went to an overflow. `batch` is left empty; envelopes for tasks not run
+  // here are moved to `*foreign` (the caller fails their trees).
+  bool deliver_remote(Batch& batch, Batch* foreign);
 
  private:
   explicit TopologyRuntime(const Topology& topology) : topology_(topology) {}

@@ -6,8 +6,11 @@
 // Backpressure: in blocking mode (bolts, ackers) a full destination makes the
 // producer wait, backing off, until there is room or the topology stops. In
 // non-blocking mode (spouts) the batch is kept and has_backlog() turns true:
-// the spout stops calling next_tuple until flush() succeeds. Nothing is dropped
-// except when the topology is being stopped. Single thread: one per executor.
+// the spout stops calling next_tuple until flush() succeeds. A destination
+// marked `forced` (a spout receiving completions, or an edge inside a cycle of
+// the topology) is never waited on: its batches are force-pushed. Nothing is
+// dropped except when the topology is being stopped. Single thread: one per
+// executor.
 #pragma once
 
 #include <atomic>
@@ -25,10 +28,11 @@ class Transfer {
   enum class Mode { kBlocking, kNonBlocking };
 
   // `sinks`: one per destination (`num_sinks` of them, filled in before the
-  // first send); `task_sink`: task id -> index into `sinks`. All pointers are
-  // borrowed and must outlive the Transfer.
+  // first send); `task_sink`: task id -> index into `sinks`; `forced`: index
+  // into `sinks` -> never wait on it (empty: none). All pointers are borrowed
+  // and must outlive the Transfer.
   Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
-           const std::vector<int>* task_sink,
+           const std::vector<int>* task_sink, std::vector<char> forced,
            std::size_t batch_size, Mode mode, ExecutorStats* stats,
            const std::atomic<bool>* stopping);
 
@@ -70,6 +74,7 @@ class Transfer {
   Mode mode_;
   ExecutorStats* stats_;
   const std::atomic<bool>* stopping_;
+  std::vector<char> forced_;  // index: sink
   std::vector<Batch> pending_;
   std::vector<char> dirty_flag_;
   std::vector<int> dirty_;
