@@ -498,6 +498,11 @@ Status Nimbus::supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat
     const SlotKey key{w.topology_id, w.slot.node_id, w.slot.port};
     worker_beats_[key] = t;
     worker_first_beat_.try_emplace(key, t);
+    if (w.__isset.stall) {
+      worker_stalls_[key] = {w.stall, t};
+    } else {
+      worker_stalls_.erase(key);
+    }
   }
   lock.unlock();
   record_errors(heartbeat);

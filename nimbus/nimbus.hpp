@@ -188,6 +188,9 @@ class Nimbus {
   // Not under mutex_ for the store calls.
   void record_errors(const thrift::SupervisorHeartbeat& heartbeat);
   thrift::TopologySummary summarize(const thrift::TopologyRecord& record);
+  // What the workers of `topology_id` report of a stall, merged; none when
+  // every worker makes progress.
+  std::optional<thrift::StallInfo> stall_of(const std::string& topology_id);
   std::int64_t executor_uptime(const std::string& topology_id, const thrift::WorkerSlot& slot,
                                std::int64_t assigned_ms);
 
@@ -215,6 +218,8 @@ class Nimbus {
   std::set<std::string> replication_logged_;                        // monitor thread only
   std::set<std::string> reported_dead_;                             // guarded by mutex_
   std::map<SlotKey, std::int64_t> worker_beats_;                    // guarded by mutex_
+  // Workers whose last heartbeat reported a stall, with the beat's time (ms).
+  std::map<SlotKey, std::pair<thrift::StallInfo, std::int64_t>> worker_stalls_;  // guarded by mutex_
   std::map<std::string, std::set<std::string>> error_nodes_;         // written; guarded by mutex_
   std::map<SlotKey, std::int64_t> slot_since_;                      // guarded by mutex_
   std::map<SlotKey, std::int64_t> worker_first_beat_;               // guarded by mutex_

@@ -94,7 +94,31 @@ thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) 
       s.num_workers = static_cast<std::int32_t>(workers.size());
     }
   }
+  if (auto stall = stall_of(record.id)) s.__set_stall(std::move(*stall));
   return s;
+}
+
+std::optional<thrift::StallInfo> Nimbus::stall_of(const std::string& topology_id) {
+  // A worker that stopped heartbeating is the failure detector's business: its
+  // last report counts for nimbus.task.timeout.secs at most.
+  const std::int64_t fresh_after = now() - options_.task_timeout.count();
+  std::optional<thrift::StallInfo> out;
+  std::lock_guard lock(mutex_);
+  for (auto it = worker_stalls_.lower_bound(SlotKey{topology_id, "", 0});
+       it != worker_stalls_.end() && it->first.topology == topology_id; ++it) {
+    const auto& [info, at] = it->second;
+    if (at < fresh_after) continue;
+    if (!out) out.emplace();
+    out->stalled_secs = std::max(out->stalled_secs, info.stalled_secs);
+    out->pending += info.pending;
+    for (const auto& c : info.stalled_spouts) {
+      if (std::find(out->stalled_spouts.begin(), out->stalled_spouts.end(), c) == out->stalled_spouts.end()) out->stalled_spouts.push_back(c);
+    }
+    for (const auto& c : info.full_queues) {
+      if (std::find(out->full_queues.begin(), out->full_queues.end(), c) == out->full_queues.end()) out->full_queues.push_back(c);
+    }
+  }
+  return out;
 }
 
 Result<thrift::ClusterSummary> Nimbus::cluster_info() {

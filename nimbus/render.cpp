@@ -20,8 +20,28 @@ std::string executor_label(const thrift::ExecutorInfo& e) {
          (e.task_end != e.task_start ? "-" + std::to_string(e.task_end) : "") + "]";
 }
 
+// "no progress for 12 s: 3000 trees pending at sentences; queues full: count, report".
+std::string stall_text(const thrift::StallInfo& s) {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out.empty() ? std::string("none") : out;
+  };
+  return "no progress for " + std::to_string(s.stalled_secs) + " s: " + std::to_string(s.pending) +
+         " trees pending at " + join(s.stalled_spouts) + "; queues full: " + join(s.full_queues);
+}
+
 json topology_json(const thrift::TopologySummary& t) {
+  json stall = nullptr;
+  if (t.__isset.stall) {
+    stall = json{{"stalled_secs", t.stall.stalled_secs},
+                 {"pending", t.stall.pending},
+                 {"stalled_spouts", t.stall.stalled_spouts},
+                 {"full_queues", t.stall.full_queues},
+                 {"text", stall_text(t.stall)}};
+  }
   return json{{"id", t.id},
+              {"stall", stall},
               {"name", t.name},
               {"status", status_name(t.status)},
               {"status_reason", t.status_reason},
@@ -49,6 +69,7 @@ std::string render_list_text(const thrift::ClusterSummary& cluster) {
                   t.num_tasks, static_cast<unsigned long long>(t.uptime_secs));
     out << line;
     if (!t.status_reason.empty()) out << "    " << t.status_reason << "\n";
+    if (t.__isset.stall) out << "    " << stall_text(t.stall) << "\n";
   }
   return out.str();
 }
@@ -112,6 +133,7 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
   out << "Topology " << t.name << " (" << t.id << ")\n";
   out << "  status: " << status_name(t.status);
   if (!t.status_reason.empty()) out << " (" << t.status_reason << ")";
+  if (t.__isset.stall) out << ", " << stall_text(t.stall);
   out << "\n  scheduler: " << placement.scheduler << "\n";
   out << "  executors " << t.num_executors << ", tasks " << t.num_tasks << ", workers "
       << t.num_workers << "\n";

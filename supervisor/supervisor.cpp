@@ -500,6 +500,14 @@ void Supervisor::send_heartbeat() {
       }
       w.__set_errors(std::move(errors));
     }
+    if (beat->stalled_ms > 0) {
+      thrift::StallInfo stall;
+      stall.stalled_secs = beat->stalled_ms / 1000;
+      stall.pending = static_cast<std::int64_t>(beat->stall_pending);
+      stall.stalled_spouts = beat->stalled_spouts;
+      stall.full_queues = beat->full_queues;
+      w.__set_stall(std::move(stall));
+    }
     heartbeat.workers.push_back(std::move(w));
   }
   Status sent = nimbus_.supervisor_heartbeat(heartbeat);

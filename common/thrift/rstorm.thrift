@@ -154,6 +154,15 @@ struct ErrorInfo {
   6: i32 task_id,
 }
 
+// A topology that makes no progress: spouts with trees pending (or output held
+// back) and nothing completed for at least topology.stall.timeout.secs.
+struct StallInfo {
+  1: i64 stalled_secs,                // the longest such wait
+  2: i64 pending,                     // trees pending at the stalled spouts
+  3: list<string> stalled_spouts,     // spout components waiting
+  4: list<string> full_queues,        // components whose receive queues are full
+}
+
 // Value of workerbeats/<topology-id>/<supervisor-id>-<port>.
 struct WorkerHeartbeat {
   1: required string topology_id,
@@ -163,6 +172,8 @@ struct WorkerHeartbeat {
   5: i64 uptime_secs,
   // The last few errors of each executor of the worker, oldest first.
   6: optional list<ErrorInfo> errors,
+  // Set while this worker's spouts make no progress.
+  7: optional StallInfo stall,
 }
 
 struct SupervisorHeartbeat {
@@ -185,6 +196,8 @@ struct TopologySummary {
   10: double assigned_memory_mb,
   11: double requested_cpu,
   12: double assigned_cpu,
+  // Set while the topology makes no progress (from its workers' heartbeats).
+  13: optional StallInfo stall,
 }
 
 struct SupervisorSummary {

@@ -75,6 +75,18 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
   }
   process->runtime_ = std::move(runtime).value();
   SlotRuntime& rt = *process->runtime_;
+  try {
+    const std::int64_t secs =
+        worker::config_int(s.config, keys::kTopologyStallTimeoutSecs, 10);
+    if (secs < 1) {
+      return Status(ErrorCode::kInvalidArgument,
+                    std::string(keys::kTopologyStallTimeoutSecs) + " must be at least 1, got " +
+                        std::to_string(secs));
+    }
+    process->stall_timeout_ = std::chrono::seconds(secs);
+  } catch (const ConfigError& e) {
+    return Status(ErrorCode::kInvalidArgument, e.what());
+  }
 
   process->data_plane_ = std::make_unique<DataPlane>(rt, logger);
   auto topts = transport_options(s, rt.runtime().plan(), rt.local_tasks(), logger);
@@ -109,6 +121,14 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
     process->metrics_ = std::move(metrics).value();
     const WorkerProcess* self = process.get();
     process->metrics_->add([self, topology = s.topology_name](metrics::Snapshot& out) {
+      const worker::StallReport stall = self->stall();
+      out.gauge("rstorm_topology_stalled",
+                "1 while a spout of this worker has waited topology.stall.timeout.secs without "
+                "progress (trees pending, none completed)",
+                {{"topology", topology}}, stall.stalled() ? 1.0 : 0.0);
+      out.gauge("rstorm_topology_stalled_seconds",
+                "The longest time a spout of this worker has waited without progress",
+                {{"topology", topology}}, static_cast<double>(stall.stalled_ms) / 1000);
       for (const auto& [name, value] : self->data_plane_counters()) {
         const metrics::Labels l = {{"topology", topology}};
         const double v = static_cast<double>(value);
@@ -270,6 +290,25 @@ Status WorkerProcess::write_heartbeat() {
   }
   h.data_plane = data_plane_counters();
   h.errors = runtime_->recent_errors();
+  const worker::StallReport stall = this->stall();
+  if (stall.stalled()) {
+    h.stalled_ms = stall.stalled_ms;
+    h.stall_pending = stall.pending;
+    h.stalled_spouts = stall.stalled_spouts;
+    h.full_queues = stall.full_queues;
+  }
+  if (stall.stalled() != stall_logged_) {
+    stall_logged_ = stall.stalled();
+    if (stall_logged_) {
+      std::string full;
+      for (const auto& c : stall.full_queues) full += (full.empty() ? "" : ", ") + c;
+      logger_->warn("[topology={}] no progress for {} s: {} trees pending at {}; queues full: {}",
+                    spec_.topology_id, stall.stalled_ms / 1000, stall.pending,
+                    stall.stalled_spouts.front(), full.empty() ? "none" : full);
+    } else {
+      logger_->info("[topology={}] progress again", spec_.topology_id);
+    }
+  }
   return write_file_atomically(spec_.heartbeat_file(), heartbeat_to_json(h));
 }
 

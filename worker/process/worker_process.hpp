@@ -52,6 +52,11 @@ class WorkerProcess {
   const WorkerSpec& spec() const { return spec_; }
   // Counters of the data plane, as the heartbeat's "data_plane" holds them.
   std::map<std::string, std::uint64_t> data_plane_counters() const;
+  // Whether this worker's spouts have waited topology.stall.timeout.secs
+  // without progress, and which queues are full. Any thread.
+  worker::StallReport stall() const {
+    return runtime_->runtime().stall_report(stall_timeout_);
+  }
 
  private:
   WorkerProcess(WorkerSpec spec, std::shared_ptr<spdlog::logger> logger)
@@ -73,6 +78,8 @@ class WorkerProcess {
   std::chrono::steady_clock::time_point started_;
   bool restart_needed_ = false;
   bool stopped_ = false;
+  std::chrono::milliseconds stall_timeout_{10'000};  // topology.stall.timeout.secs
+  bool stall_logged_ = false;                        // main thread: the stall was logged
   std::unique_ptr<worker::WorkerMetrics> metrics_;  // /metrics; destroyed first
 };
 

@@ -172,6 +172,12 @@ std::string heartbeat_to_json(const WorkerHeartbeatFile& h) {
                       {"message", e.message}});
   }
   j["errors"] = std::move(errors);
+  if (h.stalled_ms > 0) {
+    j["stall"] = {{"stalled_ms", h.stalled_ms},
+                  {"pending", h.stall_pending},
+                  {"stalled_spouts", h.stalled_spouts},
+                  {"full_queues", h.full_queues}};
+  }
   // A user's message may hold bytes that are not UTF-8: replace, never throw.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -198,6 +204,13 @@ Result<WorkerHeartbeatFile> heartbeat_from_json(std::string_view text) {
         h.errors.push_back({e.at("component").get<std::string>(), e.value("task", 0),
                             e.value("time_ms", std::int64_t{0}), e.value("message", std::string())});
       }
+    }
+    if (j.contains("stall")) {
+      const json& s = j.at("stall");
+      h.stalled_ms = s.value("stalled_ms", std::int64_t{0});
+      h.stall_pending = s.value("pending", std::uint64_t{0});
+      h.stalled_spouts = s.value("stalled_spouts", std::vector<std::string>());
+      h.full_queues = s.value("full_queues", std::vector<std::string>());
     }
   } catch (const json::exception& e) {
     return Status(ErrorCode::kInvalidArgument, std::string("bad worker heartbeat: ") + e.what());

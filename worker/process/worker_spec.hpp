@@ -95,6 +95,12 @@ struct WorkerHeartbeatFile {
   std::map<std::string, std::uint64_t> data_plane;
   // The last few errors of each executor run here, oldest first.
   std::vector<HeartbeatError> errors;
+  // Set (stalled_ms > 0) while spouts here wait without progress for at least
+  // topology.stall.timeout.secs: see worker::StallReport.
+  std::int64_t stalled_ms = 0;
+  std::uint64_t stall_pending = 0;
+  std::vector<std::string> stalled_spouts;
+  std::vector<std::string> full_queues;
 };
 
 std::string heartbeat_to_json(const WorkerHeartbeatFile& heartbeat);

@@ -53,6 +53,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
         em.commit();
       }
       if (reliable) ex_.immediate_acks_.emplace_back(task_index_, std::move(msg_id));
+      ex_.progressed_ = true;  // no tree to wait for: the emit is the progress
     }
     bump(ex_.stats_.transferred, n);
   }
@@ -123,6 +124,7 @@ void SpoutExecutor::run() {
     if (active_ && !blocked) work = call_next_tuple() || work;
     ack_unreliable();
     transfer_.flush();
+    track_progress(blocked);
     if (work) {
       idle_.reset();
     } else if (blocked) {
@@ -141,6 +143,17 @@ void SpoutExecutor::run() {
       report_error(t->id, std::string("close threw: ") + e.what());
     }
   }
+}
+
+void SpoutExecutor::track_progress(bool blocked) {
+  const bool waiting = pending_.size() > 0 || blocked || transfer_.has_backlog();
+  const bool was_waiting = waiting_.load(std::memory_order_relaxed);
+  // Progress, or the start of a wait, restarts the clock.
+  if (progressed_ || (waiting && !was_waiting)) {
+    waiting_since_ns_.store(now_ns_, std::memory_order_relaxed);
+  }
+  progressed_ = false;
+  if (waiting != was_waiting) waiting_.store(waiting, std::memory_order_release);
 }
 
 void SpoutExecutor::apply_activation() {
@@ -192,9 +205,12 @@ bool SpoutExecutor::drain_queue() {
 }
 
 void SpoutExecutor::handle(Envelope& e) {
+  // A tree the ackers completed or failed is progress; a timeout is not.
   if (e.kind == MessageKind::kAckComplete) {
+    progressed_ = true;
     complete(e.root(), true);
   } else if (e.kind == MessageKind::kAckFailed) {
+    progressed_ = true;
     complete(e.root(), false);
   }
 }

@@ -1,5 +1,6 @@
 #include "rstorm/worker/topology_runtime.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include "rstorm/worker/acker_executor.hpp"
@@ -153,6 +154,27 @@ bool TopologyRuntime::deliver_remote(Batch& batch, Batch* foreign) {
     in_rings = executors_[i]->queue().push_or_overflow(b) && in_rings;  // b comes back empty
   }
   return in_rings;
+}
+
+StallReport TopologyRuntime::stall_report(std::chrono::milliseconds threshold) const {
+  StallReport r;
+  const std::int64_t now = Executor::now_ns();
+  const std::int64_t limit_ns = std::chrono::nanoseconds(threshold).count();
+  auto add = [](std::vector<std::string>& list, const std::string& id) {
+    if (std::find(list.begin(), list.end(), id) == list.end()) list.push_back(id);
+  };
+  for (const auto& ex : executors_) {
+    const std::string& id = ex->plan().component->id;
+    const std::int64_t waited = ex->stalled_ns(now);
+    r.stalled_ms = std::max(r.stalled_ms, waited / 1'000'000);
+    if (waited > 0 && waited >= limit_ns) {
+      add(r.stalled_spouts, id);
+      r.pending += ex->in_flight();
+    }
+    const ReceiveQueue& q = const_cast<Executor&>(*ex).queue();
+    if (q.depth() * 10 >= q.capacity() * 9) add(r.full_queues, id);
+  }
+  return r;
 }
 
 TopologyStats TopologyRuntime::stats() const {

@@ -128,6 +128,9 @@ inline constexpr std::string_view kTopologyAckerExecutors = "topology.acker.exec
 inline constexpr std::string_view kTopologyMessageTimeoutSecs = "topology.message.timeout.secs";
 inline constexpr std::string_view kTopologyMaxSpoutPending = "topology.max.spout.pending";
 inline constexpr std::string_view kTopologyTickTupleFreqSecs = "topology.tick.tuple.freq.secs";
+// A spout with trees pending (or its output held back) and nothing completed
+// for this long makes its topology "stalled" (describe, list, metrics).
+inline constexpr std::string_view kTopologyStallTimeoutSecs = "topology.stall.timeout.secs";
 inline constexpr std::string_view kTopologyDebug = "topology.debug";
 inline constexpr std::string_view kTopologyExecutorReceiveBufferSize =
     "topology.executor.receive.buffer.size";

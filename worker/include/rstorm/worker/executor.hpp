@@ -66,8 +66,19 @@ class Executor {
   const ExecutorPlan& plan() const { return plan_; }
   // Spouts: reliable tuples not yet acked or failed.
   virtual std::uint64_t in_flight() const { return 0; }
+  // Spouts: how long, at steady-clock time `now_ns`, the spout has been
+  // waiting without progress: trees pending (or its output held back by a full
+  // queue) and no tree completed (or, untracked, emitted) since. 0 when it is
+  // not waiting. Any thread.
+  virtual std::int64_t stalled_ns(std::int64_t now_ns) const { return 0; }
   // Spouts: asks the loop to call activate()/deactivate() on its tasks.
   virtual void set_active(bool active) {}
+  // Steady-clock time in ns (the clock of stalled_ns()).
+  static std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
   // The last kMaxRecentErrors errors, oldest first. Any thread.
   std::vector<RecentError> recent_errors() const;
 
@@ -78,11 +89,6 @@ class Executor {
   bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
   // Counts an error and logs it with its context, at most once a second.
   void report_error(TaskId task, std::string_view what);
-  static std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
 
   const ExecutorEnv& env_;
   const ExecutorPlan& plan_;

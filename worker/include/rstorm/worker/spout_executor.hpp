@@ -27,6 +27,11 @@ class SpoutExecutor final : public Executor {
     return in_flight_.load(std::memory_order_relaxed);
   }
   void set_active(bool active) override;
+  std::int64_t stalled_ns(std::int64_t now_ns) const override {
+    if (!waiting_.load(std::memory_order_acquire)) return 0;
+    const std::int64_t since = waiting_since_ns_.load(std::memory_order_relaxed);
+    return now_ns > since ? now_ns - since : 0;
+  }
 
  private:
   class Collector;
@@ -45,6 +50,9 @@ class SpoutExecutor final : public Executor {
   bool call_next_tuple();
   void ack_unreliable();
   void apply_activation();
+  // Records progress (a completed tree, an untracked emit) and whether the
+  // spout waits on something, for stalled_ns().
+  void track_progress(bool blocked);
 
   std::vector<std::unique_ptr<Task>> tasks_;
   AckTable<Pending> pending_;
@@ -59,6 +67,10 @@ class SpoutExecutor final : public Executor {
   std::uint64_t emits_ = 0;
   std::int64_t now_ns_ = 0;        // refreshed each loop and every 16 reliable emits
   std::uint32_t clock_reads_ = 0;  // emits so far (to see whether next_tuple emitted)
+  bool progressed_ = false;        // a tree completed or an untracked emit, this pass
+  // Since when the spout waits without progress (valid while waiting_).
+  std::atomic<std::int64_t> waiting_since_ns_{0};
+  std::atomic<bool> waiting_{false};
 };
 
 }  // namespace rstorm::worker

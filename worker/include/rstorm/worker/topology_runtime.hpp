@@ -41,6 +41,21 @@ struct ExecutorPlacement {
   std::vector<TupleSink*> remote_sinks;
 };
 
+// Whether the executors run here make progress (see Executor::stalled_ns).
+struct StallReport {
+  // The longest time a spout run here has waited without progress (0: none
+  // waits).
+  std::int64_t stalled_ms = 0;
+  // Spout components with an executor waiting at least the threshold, and the
+  // trees pending at them.
+  std::vector<std::string> stalled_spouts;
+  std::uint64_t pending = 0;
+  // Components with a receive queue at least 90 % full here.
+  std::vector<std::string> full_queues;
+
+  bool stalled() const { return !stalled_spouts.empty(); }
+};
+
 class TopologyRuntime {
  public:
   // Plans the topology and makes every task's spout or bolt instance (the
@@ -66,6 +81,9 @@ class TopologyRuntime {
   // Reliable tuples emitted by spouts and not yet acked, failed or timed out.
   std::uint64_t in_flight() const;
   TopologyStats stats() const;
+  // The spouts that waited at least `threshold` without progress, and the
+  // queues that are full now. Any thread.
+  StallReport stall_report(std::chrono::milliseconds threshold) const;
   const TopologyPlan& plan() const { return *plan_; }
   // The executors run here (for metrics: plan(), stats(), queue()). Fixed after create().
   const std::vector<std::unique_ptr<Executor>>& executors() const { return executors_; }
