@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/cluster_paths.hpp"
@@ -299,6 +300,48 @@ TEST_F(ClusterTest, BoltErrorsReachDescribeWithComponentTaskHostAndPort) {
     auto ids = store_->children(paths_.errors());
     return ids && ids->empty();
   }));
+}
+
+TEST_F(ClusterTest, BoltBlockedForEverMakesDescribeAndListReportTheStallUntilItMovesAgain) {
+  start_cluster();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("rstorm-stall-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto release = dir / "release";
+  auto r = cli({"submit", RSTORM_FAILING_BOLT_LIB, "--name", "stuck", "--wait", "-c",
+                "failing_bolt.block.file=" + release.string(), "-c",
+                "topology.stall.timeout.secs=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json stall;
+  std::string last;
+  ASSERT_TRUE(eventually([&] {
+    auto d = cli({"describe", "stuck", "--json"});
+    last = d.output;
+    auto j = nlohmann::json::parse(d.output, nullptr, false);
+    if (d.exit_code != 0 || j.is_discarded() || j["topology"]["stall"].is_null()) return false;
+    stall = j["topology"]["stall"];
+    // Wait until the blocked bolt's queue has filled up behind it.
+    return stall["full_queues"] == nlohmann::json::array({"picky"});
+  })) << last;
+  EXPECT_GE(stall["stalled_secs"].get<std::int64_t>(), 2);
+  EXPECT_GT(stall["pending"].get<std::int64_t>(), 0);
+  EXPECT_EQ(stall["stalled_spouts"], nlohmann::json::array({"numbers"}));
+  auto text = cli({"describe", "stuck"});
+  EXPECT_NE(text.output.find("status: ACTIVE, no progress for "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("trees pending at numbers; queues full: picky"), std::string::npos)
+      << text.output;
+  auto list = cli({"list"});
+  EXPECT_NE(list.output.find("no progress for "), std::string::npos) << list.output;
+  // The bolt moves again: the stall report goes away.
+  { std::ofstream(release.string()) << "go\n"; }
+  EXPECT_TRUE(eventually([&] {
+    auto d = cli({"describe", "stuck", "--json"});
+    last = d.output;
+    auto j = nlohmann::json::parse(d.output, nullptr, false);
+    return d.exit_code == 0 && !j.is_discarded() && j["topology"]["stall"].is_null();
+  })) << last;
+  ASSERT_EQ(cli({"kill", "stuck", "--wait", "0"}).exit_code, 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
