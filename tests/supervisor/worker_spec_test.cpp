@@ -107,6 +107,23 @@ TEST(WorkerSpecTest, HeartbeatCarriesErrorsEvenWithBytesThatAreNotUtf8) {
   EXPECT_EQ(back->errors[1].message, "bad \xef\xbf\xbd byte");  // U+FFFD
 }
 
+TEST(WorkerSpecTest, HeartbeatCarriesAStallOnlyWhileThereIsOne) {
+  WorkerHeartbeatFile h;
+  h.time_ms = 1;
+  h.pid = 2;
+  EXPECT_EQ(heartbeat_to_json(h).find("stall"), std::string::npos);
+  h.stalled_ms = 12'345;
+  h.stall_pending = 3000;
+  h.stalled_spouts = {"sentences"};
+  h.full_queues = {"count", "report"};
+  auto back = heartbeat_from_json(heartbeat_to_json(h));
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_EQ(back->stalled_ms, 12'345);
+  EXPECT_EQ(back->stall_pending, 3000u);
+  EXPECT_EQ(back->stalled_spouts, h.stalled_spouts);
+  EXPECT_EQ(back->full_queues, h.full_queues);
+}
+
 TEST(WorkerSpecTest, AtomicWriteReplacesTheFile) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("rstorm-atomic-" + std::to_string(::getpid()));

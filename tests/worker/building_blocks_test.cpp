@@ -1,6 +1,7 @@
 // The runtime's building blocks on their own: the receive queue and the ack table.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <random>
 #include <thread>
@@ -63,6 +64,62 @@ TEST(ReceiveQueue, ManyProducersLoseNothingAndKeepPerProducerOrder) {
   }
   for (auto& t : producers) t.join();
   EXPECT_FALSE(q.try_pop(out));
+}
+
+TEST(ReceiveQueue, ForcedPushesOverflowInOrderAndHoldBackOrdinaryPushesUntilDrained) {
+  ReceiveQueue q(2);
+  Batch a = batch_of(0, 0, 1), b = batch_of(0, 1, 1);
+  EXPECT_TRUE(q.push_or_overflow(a));  // room in the ring
+  EXPECT_TRUE(q.push_or_overflow(b));
+  for (int i = 2; i < 6; ++i) {
+    Batch more = batch_of(0, i, 1);
+    EXPECT_FALSE(q.push_or_overflow(more));  // into the overflow, never refused
+    EXPECT_TRUE(more.empty());
+  }
+  EXPECT_EQ(q.depth(), 6u);
+  EXPECT_EQ(q.overflow_depth(), 4u);
+  EXPECT_EQ(q.overflow_peak(), 4u);
+  EXPECT_TRUE(q.full());
+  Batch out;
+  ASSERT_TRUE(q.try_pop(out));
+  EXPECT_EQ(out.front().root(), 0u);
+  // The ring has room, but an ordinary push must not overtake the overflow.
+  Batch late = batch_of(1, 100, 1);
+  EXPECT_FALSE(q.try_push(late));
+  EXPECT_EQ(late.size(), 1u);
+  for (std::uint64_t want = 1; want < 6; ++want) {
+    ASSERT_TRUE(q.try_pop(out));
+    EXPECT_EQ(out.front().root(), want);
+  }
+  EXPECT_EQ(q.overflow_depth(), 0u);
+  EXPECT_FALSE(q.full());
+  EXPECT_TRUE(q.try_push(late));
+  ASSERT_TRUE(q.try_pop(out));
+  EXPECT_EQ(out.front().root(), 100u);
+  EXPECT_FALSE(q.try_pop(out));
+}
+
+TEST(ReceiveQueue, ParkedConsumerWakesForAForcedPushIntoTheOverflow) {
+  ReceiveQueue q(2);
+  Batch a = batch_of(0, 0, 1), b = batch_of(0, 1, 1);
+  ASSERT_TRUE(q.try_push(a));
+  ASSERT_TRUE(q.try_push(b));
+  Batch out;
+  ASSERT_TRUE(q.try_pop(out));
+  ASSERT_TRUE(q.try_pop(out));
+  std::atomic<bool> got{false};
+  std::thread consumer([&] {
+    Batch in;
+    while (!q.try_pop(in)) q.park(std::chrono::seconds(30));
+    got = in.front().root() == 7u;
+  });
+  // Fill the ring from here, then overflow: the consumer takes all in turn.
+  for (int i = 7; i < 10; ++i) {
+    Batch x = batch_of(0, i, 1);
+    q.push_or_overflow(x);
+  }
+  consumer.join();
+  EXPECT_TRUE(got.load());
 }
 
 TEST(AckTable, MatchesAMapUnderRandomInsertsAndErases) {
