@@ -10,18 +10,32 @@
 //  1. sink throughput with acking off and on (median of windows, median of runs);
 //  2. complete latency p50/p99/p99.9 at a fixed offered rate with acking on;
 //  3. CPU seconds per million tuples and resident memory per worker.
+// With --shape wordcount: the project's word count (sentences -> split ->
+// count -> report) with its default config (acking on, one acker per worker,
+// topology.max.spout.pending unset), laid out as the resource-aware scheduler
+// lays it out on a dev cluster: everything in worker a but count[1] in worker
+// b, so tuples and acks cross the data plane both ways. Prints each run's
+// acked sentences/s and p99 complete latency (from the spout's histogram on
+// worker a's /metrics over the measured window).
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <tuple>
 #include <sstream>
 #include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 
 #include "common/config_loader.hpp"
 #include "supervisor/dev_cluster.hpp"
@@ -110,33 +124,110 @@ double rss_mb(pid_t pid) {
 // split on spaces; empty: none.
 std::vector<std::string> g_wrap;
 
-// Two rstorm-worker processes: "a" runs the spout, "b" the bolts.
+// The body of an HTTP GET of http://127.0.0.1:<port><target> ("" on any error).
+std::string http_get(int port, const std::string& target) {
+  namespace http = boost::beast::http;
+  try {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket socket(io);
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
+    http::request<http::empty_body> req{http::verb::get, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    http::write(socket, req);
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res);
+    return res.body();
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// Cumulative bucket counts (le -> count) of one histogram series in a
+// Prometheus text exposition: lines `<name>_bucket{...<label>...,le="x"} n`.
+std::map<double, double> histogram_buckets(const std::string& text, const std::string& name,
+                                           const std::string& label) {
+  std::map<double, double> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + "_bucket{", 0) != 0 || line.find(label) == std::string::npos) continue;
+    const auto le = line.find("le=\"");
+    const auto end = line.find('"', le + 4);
+    const auto space = line.rfind(' ');
+    if (le == std::string::npos || end == std::string::npos || space == std::string::npos) continue;
+    const std::string bound = line.substr(le + 4, end - le - 4);
+    const double b = bound == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(bound);
+    out[b] += std::stod(line.substr(space + 1));
+  }
+  return out;
+}
+
+// The q-quantile of the observations between two scrapes of a cumulative
+// histogram, interpolated linearly inside its bucket (as Prometheus's
+// histogram_quantile does).
+double histogram_quantile(const std::map<double, double>& before, const std::map<double, double>& after,
+                          double q) {
+  std::vector<std::pair<double, double>> cum;
+  for (const auto& [bound, n] : after) {
+    const auto it = before.find(bound);
+    cum.push_back({bound, n - (it == before.end() ? 0 : it->second)});
+  }
+  if (cum.empty() || cum.back().second <= 0) return 0;
+  const double rank = q * cum.back().second;
+  double lower = 0, below = 0;
+  for (const auto& [bound, n] : cum) {
+    if (n >= rank) {
+      if (std::isinf(bound)) return lower;
+      return lower + (bound - lower) * (n > below ? (rank - below) / (n - below) : 0);
+    }
+    lower = bound;
+    below = n;
+  }
+  return lower;
+}
+
+enum class Shape { kConst, kWordCount };
+Shape g_shape = Shape::kConst;
+
+// Two rstorm-worker processes: "a" runs the spout, "b" the bolts (or, for the
+// word count, everything but count[1], which runs in "b").
 class WorkerPair {
  public:
   WorkerPair(const std::filesystem::path& dir, bool acking, std::vector<std::string> overrides)
       : dir_(dir) {
     std::filesystem::create_directories(dir_);
-    const int port_a = sv::free_loopback_port().value();
+    port_a_ = sv::free_loopback_port().value();
     int port_b = sv::free_loopback_port().value();
-    while (port_b == port_a) port_b = sv::free_loopback_port().value();
+    while (port_b == port_a_) port_b = sv::free_loopback_port().value();
+    const int port_a = port_a_;
     rstorm::Config config = rstorm::default_config();
-    config.set("topology.acker.executors", std::int64_t{acking ? 2 : 0}, "bench");
-    config.set("bench.reliable", std::int64_t{acking ? 1 : 0}, "bench");
+    std::vector<wp::SpecExecutor> executors;
+    std::string library = RSTORM_REMOTE_BENCH_LIB;
+    if (g_shape == Shape::kWordCount) {
+      // The word count's own defaults: acking on, one acker per worker.
+      library = RSTORM_WORD_COUNT_LIB;
+      config.set("wordcount.report.print", false, "bench");
+      executors = {{"count", 1, 1, "a", port_a},     {"count", 2, 2, "b", port_b},
+                   {"report", 3, 3, "a", port_a},    {"sentences", 4, 4, "a", port_a},
+                   {"split", 5, 5, "a", port_a},     {"split", 6, 6, "a", port_a}};
+    } else {
+      config.set("topology.acker.executors", std::int64_t{acking ? 2 : 0}, "bench");
+      config.set("bench.reliable", std::int64_t{acking ? 1 : 0}, "bench");
+      executors = {{"spout", 1, 1, "a", port_a}, {"id", 2, 2, "b", port_b}, {"sink", 3, 3, "b", port_b}};
+      if (acking) {
+        executors.push_back({"__acker", -1, -1, "a", port_a});
+        executors.push_back({"__acker", -2, -2, "b", port_b});
+      }
+    }
     for (const auto& o : overrides) {
       auto [k, v] = rstorm::parse_config_override(o);
       config.set(k, v, "command line");
-    }
-    std::vector<wp::SpecExecutor> executors = {
-        {"spout", 1, 1, "a", port_a}, {"id", 2, 2, "b", port_b}, {"sink", 3, 3, "b", port_b}};
-    if (acking) {
-      executors.push_back({"__acker", -1, -1, "a", port_a});
-      executors.push_back({"__acker", -2, -2, "b", port_b});
     }
     for (auto [node, port] : {std::pair<std::string, int>{"a", port_a}, {"b", port_b}}) {
       wp::WorkerSpec spec;
       spec.topology_id = "bench-1";
       spec.topology_name = "bench";
-      spec.library = RSTORM_REMOTE_BENCH_LIB;
+      spec.library = library;
       spec.supervisor_id = node;
       spec.host = "127.0.0.1";
       spec.port = port;
@@ -185,6 +276,14 @@ class WorkerPair {
     if (!h) return std::nullopt;
     return *h;
   }
+  // (time_ms, sentences acked) from worker a's latest heartbeat (word count).
+  std::pair<std::int64_t, std::uint64_t> acked_sentences() const {
+    auto h = beat("a");
+    if (!h || !h->components.count("sentences")) return {0, 0};
+    return {h->time_ms, h->components.at("sentences").at("acked")};
+  }
+  // Worker a's /metrics (its slot port + worker.metrics.port.offset, 1000).
+  std::string metrics_a() const { return http_get(port_a_ + 1000, "/metrics"); }
   // (time_ms, sink executed) from worker b's latest heartbeat.
   std::pair<std::int64_t, std::uint64_t> sink() const {
     auto h = beat("b");
@@ -198,8 +297,55 @@ class WorkerPair {
 
  private:
   std::filesystem::path dir_;
+  int port_a_ = 0;
   std::vector<sv::ProcessId> processes_;
 };
+
+// The word count across two workers, default config: each run's acked
+// sentences/s (median of its windows) and p99 complete latency.
+int word_count_runs(const std::filesystem::path& base, int runs, int windows, double window_secs,
+                    const std::vector<std::string>& extra) {
+  std::printf("word count (sentences -> split -> count -> report), default config (acking on, "
+              "max.spout.pending unset), count[1] alone in worker b\n");
+  std::vector<double> tput, p99s;
+  for (int i = 0; i < runs; ++i) {
+    WorkerPair pair(base / ("wc-" + std::to_string(i)), true, extra);
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // warm-up
+    const auto h0 = histogram_buckets(pair.metrics_a(), "rstorm_complete_latency_seconds",
+                                      "component=\"sentences\"");
+    auto last = pair.acked_sentences();
+    const auto first = last;
+    std::vector<double> rates;
+    for (int w = 0; w < windows; ++w) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(window_secs));
+      auto now = pair.acked_sentences();
+      if (now.first > last.first) {
+        rates.push_back(static_cast<double>(now.second - last.second) * 1000.0 /
+                        static_cast<double>(now.first - last.first));
+      }
+      last = now;
+    }
+    const auto h1 = histogram_buckets(pair.metrics_a(), "rstorm_complete_latency_seconds",
+                                      "component=\"sentences\"");
+    const double rate = median(rates);
+    const double p99_ms = histogram_quantile(h0, h1, 0.99) * 1e3;
+    const double min_window = rates.empty() ? 0 : *std::min_element(rates.begin(), rates.end());
+    std::printf("  run %d: %.0f sentences/s acked (slowest window %.0f/s, %llu acked in all), "
+                "p99 complete latency %.2f ms\n",
+                i + 1, rate, min_window,
+                static_cast<unsigned long long>(last.second - first.second), p99_ms);
+    std::fflush(stdout);
+    tput.push_back(rate);
+    p99s.push_back(p99_ms);
+  }
+  const double m = median(tput);
+  const double low = *std::min_element(tput.begin(), tput.end());
+  std::printf("word count: median %.0f sentences/s acked, p99 complete latency %.2f ms (median of %d "
+              "runs); slowest run %.0f/s = %.2f of the median%s\n",
+              m, median(p99s), runs, low, m > 0 ? low / m : 0,
+              m > 0 && low >= m / 2 ? "" : "  BELOW HALF THE MEDIAN");
+  return m > 0 && low >= m / 2 ? 0 : 1;
+}
 
 struct ThroughputRun {
   double tuples_per_sec = 0;
@@ -258,6 +404,11 @@ int main(int argc, char** argv) {
   app.add_option("--rate", rate, "Offered rate for the latency run, tuples/s (default 100000)");
   app.add_option("--latency-secs", latency_secs, "Seconds recorded in the latency run (default 10)");
   app.add_flag("--no-latency", skip_latency, "Skip the fixed-rate latency run");
+  std::string shape = "const";
+  app.add_option("--shape", shape,
+                 "const: ConstSpout | IdBolt -> NullBolt (default); wordcount: the word count, "
+                 "default config, across two workers")
+      ->check(CLI::IsMember({"const", "wordcount"}));
   app.add_option("-c", extra, "Extra config key=value for every run")->allow_extra_args(false);
   std::string wrap;
   std::string keep;
@@ -271,6 +422,13 @@ int main(int argc, char** argv) {
   const auto base = !keep.empty() ? std::filesystem::path(keep)
                                    : std::filesystem::temp_directory_path() /
                                          ("rstorm-remote-bench-" + std::to_string(::getpid()));
+  if (shape == "wordcount") {
+    g_shape = Shape::kWordCount;
+    const int rc = word_count_runs(base, runs, windows, window_secs, extra);
+    std::error_code ec;
+    if (keep.empty()) std::filesystem::remove_all(base, ec);
+    return rc;
+  }
   std::printf("rstorm-bench-remote-throughput: spout in worker a, IdBolt and NullBolt in worker b "
               "(two rstorm-worker processes, TCP on 127.0.0.1), %u hardware threads; median of %d "
               "runs\n", std::thread::hardware_concurrency(), runs);
