@@ -71,13 +71,13 @@ bool OutboundChannel::try_push(worker::Batch& batch) {
       if (d < limit && throttled_[d].load(std::memory_order_relaxed)) return false;
     }
   }
-  // The byte bound is for data: acking messages ride in their own lane, which
-  // the acker's throttle bounds.
+  // Each lane has its own bound, so data never holds acks back. The control
+  // lane's bound matters while the peer is not connected (no throttle can
+  // reach us then); forced pushes (completions, failures) pass it.
   const bool control = is_control(batch);
-  if (!control &&
-      buffered_bytes_.load(std::memory_order_relaxed) >= core_.options.max_buffered_bytes) {
-    return false;
-  }
+  const std::size_t waiting = control ? control_pending_bytes_.load(std::memory_order_relaxed)
+                                      : buffered_bytes_.load(std::memory_order_relaxed);
+  if (waiting >= core_.options.max_buffered_bytes) return false;
   enqueue(batch, control);
   return true;
 }
@@ -111,7 +111,11 @@ void OutboundChannel::enqueue(worker::Batch& batch, bool control) {
       lane.bytes.insert(lane.bytes.end(), encoder.data(), encoder.data() + encoder.size());
       lane.frames += frames;
       lane.tuples += tuples;
-      if (!control) buffered_bytes_.fetch_add(encoder.size());
+      if (control) {
+        control_pending_bytes_.store(lane.bytes.size(), std::memory_order_relaxed);
+      } else {
+        buffered_bytes_.fetch_add(encoder.size());
+      }
     }
   }
   if (mode == Mode::kRemoved || mode == Mode::kStopped) {
@@ -143,6 +147,7 @@ void OutboundChannel::wait_for_space(std::chrono::microseconds timeout) {
   auto ready = [&] {
     return space_generation_.load() != generation ||
            (buffered_bytes_.load() < core_.options.max_buffered_bytes &&
+            control_pending_bytes_.load() < core_.options.max_buffered_bytes &&
             throttled_count_.load() == 0);
   };
   if (ready()) return;
@@ -207,6 +212,7 @@ void OutboundChannel::give_up_buffered(std::vector<std::uint8_t>& in_flight,
     data_bytes += data_.bytes.size();
     control_ = Lane{};
     data_ = Lane{};
+    control_pending_bytes_.store(0, std::memory_order_relaxed);
   }
   buffered_bytes_.fetch_sub(data_bytes);
   if (bytes.empty()) return;
@@ -344,6 +350,7 @@ void OutboundChannel::write_pending() {
     } else {
       c->writing.swap(control_.bytes);
       control_.bytes.clear();
+      control_pending_bytes_.store(0, std::memory_order_relaxed);
       c->writing.insert(c->writing.end(), data_.bytes.begin(), data_.bytes.end());
       data_.bytes.clear();
     }

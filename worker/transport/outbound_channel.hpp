@@ -95,6 +95,8 @@ class OutboundChannel final : public worker::TupleSink {
 
   // Data bytes buffered or being written (the control lane is not counted).
   std::atomic<std::size_t> buffered_bytes_{0};
+  // Bytes in the control lane not yet handed to a write (set under mutex_).
+  std::atomic<std::size_t> control_pending_bytes_{0};
   std::atomic<bool> write_scheduled_{false};
   std::unique_ptr<std::atomic<std::uint8_t>[]> throttled_;  // by task id
   std::atomic<int> throttled_count_{0};
