@@ -301,6 +301,28 @@ class WorkerPair {
   std::vector<sv::ProcessId> processes_;
 };
 
+// A counter sampled as (time_ms, count) from a heartbeat.
+using Sample = std::pair<std::int64_t, std::uint64_t>;
+
+// Rates (per second) of `sample` over `windows` windows of `window_secs`;
+// `*first` and `*last` get the first and last samples.
+template <typename F>
+std::vector<double> window_rates(F sample, int windows, double window_secs, Sample* first,
+                                 Sample* last) {
+  std::vector<double> rates;
+  *first = *last = sample();
+  for (int w = 0; w < windows; ++w) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(window_secs));
+    const Sample now = sample();
+    if (now.first > last->first) {
+      rates.push_back(static_cast<double>(now.second - last->second) * 1000.0 /
+                      static_cast<double>(now.first - last->first));
+    }
+    *last = now;
+  }
+  return rates;
+}
+
 // The word count across two workers, default config: each run's acked
 // sentences/s (median of its windows) and p99 complete latency.
 int word_count_runs(const std::filesystem::path& base, int runs, int windows, double window_secs,
@@ -313,18 +335,9 @@ int word_count_runs(const std::filesystem::path& base, int runs, int windows, do
     std::this_thread::sleep_for(std::chrono::seconds(2));  // warm-up
     const auto h0 = histogram_buckets(pair.metrics_a(), "rstorm_complete_latency_seconds",
                                       "component=\"sentences\"");
-    auto last = pair.acked_sentences();
-    const auto first = last;
-    std::vector<double> rates;
-    for (int w = 0; w < windows; ++w) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(window_secs));
-      auto now = pair.acked_sentences();
-      if (now.first > last.first) {
-        rates.push_back(static_cast<double>(now.second - last.second) * 1000.0 /
-                        static_cast<double>(now.first - last.first));
-      }
-      last = now;
-    }
+    Sample first, last;
+    const std::vector<double> rates =
+        window_rates([&] { return pair.acked_sentences(); }, windows, window_secs, &first, &last);
     const auto h1 = histogram_buckets(pair.metrics_a(), "rstorm_complete_latency_seconds",
                                       "component=\"sentences\"");
     const double rate = median(rates);
@@ -357,19 +370,10 @@ ThroughputRun measure(const std::filesystem::path& dir, bool acking, int windows
                       const std::vector<std::string>& overrides) {
   WorkerPair pair(dir, acking, overrides);
   std::this_thread::sleep_for(std::chrono::seconds(2));  // warm-up
-  std::vector<double> rates;
-  auto last = pair.sink();
   const double cpu0 = pair.cpu();
-  const auto first = last;
-  for (int i = 0; i < windows; ++i) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(window_secs));
-    auto now = pair.sink();
-    if (now.first > last.first) {
-      rates.push_back(static_cast<double>(now.second - last.second) * 1000.0 /
-                      static_cast<double>(now.first - last.first));
-    }
-    last = now;
-  }
+  Sample first, last;
+  const std::vector<double> rates =
+      window_rates([&] { return pair.sink(); }, windows, window_secs, &first, &last);
   ThroughputRun r;
   const double cpu = pair.cpu() - cpu0;
   r.tuples_per_sec = median(rates);
