@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "test_helpers.hpp"
 
@@ -68,6 +69,55 @@ TEST(Backpressure, SlowBoltBoundsQueuedTuplesAndLosesNothing) {
   }
   EXPECT_EQ(seen.size(), static_cast<std::size_t>(kTuples));
   EXPECT_EQ(*seen.rbegin(), kTuples - 1);
+}
+
+TEST(Backpressure, SlowBoltDoesNotMakeEveryTreeTimeOutWithMaxSpoutPendingUnset) {
+  // 2 ms per tuple and a queue that holds 8192 tuples (16 s of work) against
+  // a 2 s message timeout: with nothing bounding the trees in flight, every
+  // tree would wait past its timeout, fail and be replayed, for ever. The
+  // spout's adaptive bound halves what it keeps in flight until trees
+  // complete within the timeout.
+  auto spout_ledger = std::make_shared<Ledger>();
+  auto sink = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(spout_ledger, 1'000'000'000, true));
+  b.set_bolt("slow", recording_bolt(sink, [](const Tuple& t, OutputCollector& out) {
+               std::this_thread::sleep_for(std::chrono::milliseconds(2));
+               out.ack(t);
+             }))
+      .shuffle_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  Config conf;
+  conf.set("topology.message.timeout.secs", 2);
+  conf.set("topology.executor.receive.buffer.size", 8192);
+  conf.set("topology.max.spout.pending", nullptr, "conf/defaults.yaml");
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", conf, *t).is_ok());
+  auto counts = [&] {
+    auto s = cluster.stats("t");
+    return std::pair{s->component("numbers")->acked, s->component("numbers")->failed};
+  };
+  // Once 3000 trees have completed or failed (over three timeouts' worth of
+  // this bolt's work), some window of 200 acked trees with none failing.
+  std::pair<std::uint64_t, std::uint64_t> start{0, 0}, now;
+  bool started = false;
+  const bool settled = eventually(
+      [&] {
+        now = counts();
+        if (!started) {
+          started = now.first + now.second >= 3000;
+          start = now;
+          return false;
+        }
+        if (now.first < start.first + 200) return false;
+        if (now.second == start.second) return true;
+        start = now;  // trees failed in this window: look at the next one
+        return false;
+      },
+      std::chrono::seconds(90));
+  EXPECT_TRUE(cluster.kill("t").is_ok());
+  EXPECT_TRUE(settled) << now.first << " acked, " << now.second << " failed";
 }
 
 }  // namespace

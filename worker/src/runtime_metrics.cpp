@@ -84,6 +84,13 @@ void collect_executor_metrics(metrics::Snapshot& out, const std::string& topolog
                   get(s.throttled_ns) / kNsPerSecond);
       out.gauge("rstorm_spout_pending_tuples", "Reliable tuples emitted and not yet acked or failed",
                 labels, static_cast<double>(e.in_flight()));
+      out.gauge("rstorm_spout_pending_limit",
+                "Adaptive bound on the spout's trees in flight (topology.max.spout.pending null); "
+                "0 when a fixed bound or none applies",
+                labels, get(s.pending_limit));
+      out.counter("rstorm_spout_pending_limit_cuts_total",
+                  "Times a tree took over half the message timeout and the adaptive bound was halved",
+                  labels, get(s.pending_limit_cuts));
     }
     auto& l = latency[component.id];
     l.is_spout = is_spout;

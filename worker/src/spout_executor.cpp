@@ -10,6 +10,9 @@ struct SpoutExecutor::Task {
   std::unique_ptr<TopologyContext> context;
   std::unique_ptr<Collector> collector;
   std::uint32_t pending = 0;
+  // With topology.max.spout.pending null: the adaptive bound on `pending`.
+  double limit = SpoutExecutor::kInitialPendingLimit;
+  std::int64_t last_decrease_ns = 0;
 };
 
 class SpoutExecutor::Collector final : public SpoutOutputCollector {
@@ -72,6 +75,8 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                              std::vector<std::unique_ptr<Spout>> spouts, std::uint64_t seed)
     : Executor(env, plan, Transfer::Mode::kNonBlocking, std::chrono::microseconds(1000), seed),
       timeout_ns_(std::chrono::nanoseconds(env.plan->settings.message_timeout).count()),
+      latency_target_ns_(timeout_ns_ / 2),
+      adaptive_(env.plan->settings.max_spout_pending == 0 && env.plan->acking()),
       burst_(env.plan->settings.batch_size) {
   sweep_period_ns_ = std::clamp<std::int64_t>(timeout_ns_ / 10, 100'000'000, 1'000'000'000);
   const ComponentPlan& c = *plan.component;
@@ -84,6 +89,10 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                                                    env.plan->layout);
     t->collector = std::make_unique<Collector>(*this, static_cast<int>(i), t->id);
     tasks_.push_back(std::move(t));
+  }
+  if (adaptive_) {
+    stats_.pending_limit.store(static_cast<std::uint64_t>(kInitialPendingLimit) * tasks_.size(),
+                               std::memory_order_relaxed);
   }
 }
 
@@ -177,9 +186,10 @@ bool SpoutExecutor::call_next_tuple() {
   const auto max_pending = static_cast<std::uint32_t>(env_.plan->settings.max_spout_pending);
   bool emitted = false;
   for (auto& t : tasks_) {
+    const std::uint32_t bound = adaptive_ ? static_cast<std::uint32_t>(t->limit) : max_pending;
     for (std::size_t i = 0; i < burst_; ++i) {
       if (transfer_.has_backlog()) return emitted;
-      if (max_pending > 0 && t->pending >= max_pending) break;
+      if (bound > 0 && t->pending >= bound) break;
       const std::uint64_t before = emits_;
       try {
         t->spout->next_tuple();
@@ -224,6 +234,7 @@ void SpoutExecutor::complete(std::uint64_t root, bool acked) {
   pending_.erase_value(p);
   --t.pending;
   in_flight_.store(pending_.size(), std::memory_order_relaxed);
+  if (adaptive_) adapt_limit(t, std::max<std::int64_t>(0, now_ns_ - emitted_ns));
   try {
     if (acked) {
       bump(stats_.acked);
@@ -237,6 +248,24 @@ void SpoutExecutor::complete(std::uint64_t root, bool acked) {
   } catch (const std::exception& e) {
     report_error(t.id, std::string(acked ? "ack" : "fail") + " threw: " + e.what());
   }
+}
+
+void SpoutExecutor::adapt_limit(Task& t, std::int64_t latency_ns) {
+  if (latency_ns > latency_target_ns_) {
+    // Trees wait too long (queues hold more than half the timeout's worth):
+    // halve what is in flight, once per such wait, so that the trees already
+    // emitted can show the effect before the next cut.
+    if (now_ns_ - t.last_decrease_ns >= latency_ns) {
+      t.limit = std::max(1.0, std::min(t.limit, static_cast<double>(t.pending) + 1) / 2);
+      t.last_decrease_ns = now_ns_;
+      bump(stats_.pending_limit_cuts);
+    }
+  } else if (latency_ns <= latency_target_ns_ / 2 && t.limit < kMaxPendingLimit) {
+    t.limit += 1;  // between a quarter and half of the timeout: hold
+  }
+  double sum = 0;
+  for (const auto& task : tasks_) sum += task->limit;
+  stats_.pending_limit.store(static_cast<std::uint64_t>(sum), std::memory_order_relaxed);
 }
 
 void SpoutExecutor::expire_timed_out(std::int64_t now) {

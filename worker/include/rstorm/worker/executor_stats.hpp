@@ -45,6 +45,8 @@ struct alignas(64) ExecutorStats {
   std::atomic<std::uint64_t> backpressure_waits{0};  // times a full queue made it wait
   std::atomic<bool> throttled{false};                // spout: not calling next_tuple
   std::atomic<std::uint64_t> throttled_ns{0};        // spout: time spent throttled
+  std::atomic<std::uint64_t> pending_limit{0};       // spout: adaptive bound on trees in flight (0: none)
+  std::atomic<std::uint64_t> pending_limit_cuts{0};  // spout: times that bound was halved
   LatencyBuckets execute_latency;   // sampled executes, as execute_ns
   LatencyBuckets complete_latency;  // every completed tree, as complete_ns
 };

@@ -18,6 +18,17 @@ namespace rstorm::worker {
 
 class SpoutExecutor final : public Executor {
  public:
+  // With topology.max.spout.pending null (and acking on), each spout task
+  // bounds its trees in flight adaptively: the bound starts at
+  // kInitialPendingLimit, grows by one per tree that completes within a
+  // quarter of topology.message.timeout.secs, holds while trees take a quarter
+  // to a half, and is halved (to half of what is in flight, at most once per
+  // such wait) when a tree takes longer or times out. Fast topologies never
+  // reach it; a slow bolt cannot fill its queue with more than the timeout's
+  // worth of work, where every tree would time out and be replayed for ever.
+  static constexpr double kInitialPendingLimit = 1024;
+  static constexpr double kMaxPendingLimit = 1 << 24;
+
   // `spouts`: one instance per task of the plan, in task order.
   SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                 std::vector<std::unique_ptr<Spout>> spouts, std::uint64_t seed);
@@ -50,6 +61,7 @@ class SpoutExecutor final : public Executor {
   bool call_next_tuple();
   void ack_unreliable();
   void apply_activation();
+  void adapt_limit(Task& t, std::int64_t latency_ns);
   // Records progress (a completed tree, an untracked emit) and whether the
   // spout waits on something, for stalled_ns().
   void track_progress(bool blocked);
@@ -63,6 +75,8 @@ class SpoutExecutor final : public Executor {
   std::int64_t next_sweep_ns_ = 0;
   std::int64_t sweep_period_ns_;
   std::int64_t timeout_ns_;
+  std::int64_t latency_target_ns_;  // half the message timeout
+  bool adaptive_;                   // max.spout.pending null and acking on
   std::size_t burst_;
   std::uint64_t emits_ = 0;
   std::int64_t now_ns_ = 0;        // refreshed each loop and every 16 reliable emits
