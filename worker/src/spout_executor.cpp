@@ -261,7 +261,7 @@ void SpoutExecutor::adapt_limit(Task& t, std::int64_t latency_ns) {
       bump(stats_.pending_limit_cuts);
     }
   } else if (latency_ns <= latency_target_ns_ / 2 && t.limit < kMaxPendingLimit) {
-    t.limit += 1;  // between a quarter and half of the timeout: hold
+    t.limit += 1;  // within a quarter of the timeout (a quarter to a half: hold)
   }
   double sum = 0;
   for (const auto& task : tasks_) sum += task->limit;
