@@ -114,6 +114,9 @@ std::optional<thrift::StallInfo> Nimbus::stall_of(const std::string& topology_id
     for (const auto& c : info.stalled_spouts) {
       if (std::find(out->stalled_spouts.begin(), out->stalled_spouts.end(), c) == out->stalled_spouts.end()) out->stalled_spouts.push_back(c);
     }
+    for (const auto& c : info.queued) {
+      if (std::find(out->queued.begin(), out->queued.end(), c) == out->queued.end()) out->queued.push_back(c);
+    }
     for (const auto& c : info.full_queues) {
       if (std::find(out->full_queues.begin(), out->full_queues.end(), c) == out->full_queues.end()) out->full_queues.push_back(c);
     }

@@ -28,7 +28,8 @@ std::string stall_text(const thrift::StallInfo& s) {
     return out.empty() ? std::string("none") : out;
   };
   return "no progress for " + std::to_string(s.stalled_secs) + " s: " + std::to_string(s.pending) +
-         " trees pending at " + join(s.stalled_spouts) + "; queues full: " + join(s.full_queues);
+         " trees pending at " + join(s.stalled_spouts) + "; tuples queued at " + join(s.queued) +
+         "; queues full: " + join(s.full_queues);
 }
 
 json topology_json(const thrift::TopologySummary& t) {
@@ -37,6 +38,7 @@ json topology_json(const thrift::TopologySummary& t) {
     stall = json{{"stalled_secs", t.stall.stalled_secs},
                  {"pending", t.stall.pending},
                  {"stalled_spouts", t.stall.stalled_spouts},
+                 {"queued", t.stall.queued},
                  {"full_queues", t.stall.full_queues},
                  {"text", stall_text(t.stall)}};
   }

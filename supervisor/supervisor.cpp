@@ -505,6 +505,7 @@ void Supervisor::send_heartbeat() {
       stall.stalled_secs = beat->stalled_ms / 1000;
       stall.pending = static_cast<std::int64_t>(beat->stall_pending);
       stall.stalled_spouts = beat->stalled_spouts;
+      stall.queued = beat->queued;
       stall.full_queues = beat->full_queues;
       w.__set_stall(std::move(stall));
     }

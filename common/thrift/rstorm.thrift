@@ -161,6 +161,7 @@ struct StallInfo {
   2: i64 pending,                     // trees pending at the stalled spouts
   3: list<string> stalled_spouts,     // spout components waiting
   4: list<string> full_queues,        // components whose receive queues are full
+  5: list<string> queued,             // components with tuples waiting in their queues
 }
 
 // Value of workerbeats/<topology-id>/<supervisor-id>-<port>.

@@ -320,15 +320,17 @@ TEST_F(ClusterTest, BoltBlockedForEverMakesDescribeAndListReportTheStallUntilItM
     auto j = nlohmann::json::parse(d.output, nullptr, false);
     if (d.exit_code != 0 || j.is_discarded() || j["topology"]["stall"].is_null()) return false;
     stall = j["topology"]["stall"];
-    // Wait until the blocked bolt's queue has filled up behind it.
-    return stall["full_queues"] == nlohmann::json::array({"picky"});
+    return stall["queued"] == nlohmann::json::array({"picky"});
   })) << last;
   EXPECT_GE(stall["stalled_secs"].get<std::int64_t>(), 2);
   EXPECT_GT(stall["pending"].get<std::int64_t>(), 0);
   EXPECT_EQ(stall["stalled_spouts"], nlohmann::json::array({"numbers"}));
   auto text = cli({"describe", "stuck"});
   EXPECT_NE(text.output.find("status: ACTIVE, no progress for "), std::string::npos) << text.output;
-  EXPECT_NE(text.output.find("trees pending at numbers; queues full: picky"), std::string::npos)
+  // Whether picky's queue is also full depends on how far the spout's adaptive
+  // bound has come down (its trees time out behind the blocked bolt).
+  EXPECT_NE(text.output.find("trees pending at numbers; tuples queued at picky; queues full: "),
+            std::string::npos)
       << text.output;
   auto list = cli({"list"});
   EXPECT_NE(list.output.find("no progress for "), std::string::npos) << list.output;

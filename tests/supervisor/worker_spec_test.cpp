@@ -115,12 +115,14 @@ TEST(WorkerSpecTest, HeartbeatCarriesAStallOnlyWhileThereIsOne) {
   h.stalled_ms = 12'345;
   h.stall_pending = 3000;
   h.stalled_spouts = {"sentences"};
+  h.queued = {"count", "report", "split"};
   h.full_queues = {"count", "report"};
   auto back = heartbeat_from_json(heartbeat_to_json(h));
   ASSERT_TRUE(back) << back.status().to_string();
   EXPECT_EQ(back->stalled_ms, 12'345);
   EXPECT_EQ(back->stall_pending, 3000u);
   EXPECT_EQ(back->stalled_spouts, h.stalled_spouts);
+  EXPECT_EQ(back->queued, h.queued);
   EXPECT_EQ(back->full_queues, h.full_queues);
 }
 

@@ -175,6 +175,7 @@ TEST(TopologyRuntime, SpoutWaitingOnABlockedBoltIsReportedAsStalledWithItsFullQu
   ASSERT_TRUE(stalled) << "stalled_ms " << r.stalled_ms;
   EXPECT_EQ(r.stalled_spouts, std::vector<std::string>{"numbers"});
   EXPECT_EQ(r.full_queues, std::vector<std::string>{"blocked"});
+  EXPECT_EQ(r.queued, std::vector<std::string>{"blocked"});
   EXPECT_GT(r.pending, 0u);
   EXPECT_GE(r.stalled_ms, 200);
   release->store(true);

@@ -295,16 +295,21 @@ Status WorkerProcess::write_heartbeat() {
     h.stalled_ms = stall.stalled_ms;
     h.stall_pending = stall.pending;
     h.stalled_spouts = stall.stalled_spouts;
+    h.queued = stall.queued;
     h.full_queues = stall.full_queues;
   }
   if (stall.stalled() != stall_logged_) {
     stall_logged_ = stall.stalled();
     if (stall_logged_) {
-      std::string full;
-      for (const auto& c : stall.full_queues) full += (full.empty() ? "" : ", ") + c;
-      logger_->warn("[topology={}] no progress for {} s: {} trees pending at {}; queues full: {}",
+      auto join = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& c : v) out += (out.empty() ? "" : ", ") + c;
+        return out.empty() ? std::string("none") : out;
+      };
+      logger_->warn("[topology={}] no progress for {} s: {} trees pending at {}; tuples queued "
+                    "at {}; queues full: {}",
                     spec_.topology_id, stall.stalled_ms / 1000, stall.pending,
-                    stall.stalled_spouts.front(), full.empty() ? "none" : full);
+                    join(stall.stalled_spouts), join(stall.queued), join(stall.full_queues));
     } else {
       logger_->info("[topology={}] progress again", spec_.topology_id);
     }

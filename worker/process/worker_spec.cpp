@@ -176,6 +176,7 @@ std::string heartbeat_to_json(const WorkerHeartbeatFile& h) {
     j["stall"] = {{"stalled_ms", h.stalled_ms},
                   {"pending", h.stall_pending},
                   {"stalled_spouts", h.stalled_spouts},
+                  {"queued", h.queued},
                   {"full_queues", h.full_queues}};
   }
   // A user's message may hold bytes that are not UTF-8: replace, never throw.
@@ -210,6 +211,7 @@ Result<WorkerHeartbeatFile> heartbeat_from_json(std::string_view text) {
       h.stalled_ms = s.value("stalled_ms", std::int64_t{0});
       h.stall_pending = s.value("pending", std::uint64_t{0});
       h.stalled_spouts = s.value("stalled_spouts", std::vector<std::string>());
+      h.queued = s.value("queued", std::vector<std::string>());
       h.full_queues = s.value("full_queues", std::vector<std::string>());
     }
   } catch (const json::exception& e) {

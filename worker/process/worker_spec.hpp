@@ -100,6 +100,7 @@ struct WorkerHeartbeatFile {
   std::int64_t stalled_ms = 0;
   std::uint64_t stall_pending = 0;
   std::vector<std::string> stalled_spouts;
+  std::vector<std::string> queued;
   std::vector<std::string> full_queues;
 };
 

@@ -172,6 +172,7 @@ StallReport TopologyRuntime::stall_report(std::chrono::milliseconds threshold) c
       r.pending += ex->in_flight();
     }
     const ReceiveQueue& q = const_cast<Executor&>(*ex).queue();
+    if (q.depth() > 0) add(r.queued, id);
     if (q.depth() * 10 >= q.capacity() * 9) add(r.full_queues, id);
   }
   return r;

@@ -50,7 +50,9 @@ struct StallReport {
   // trees pending at them.
   std::vector<std::string> stalled_spouts;
   std::uint64_t pending = 0;
-  // Components with a receive queue at least 90 % full here.
+  // Components with tuples waiting in a receive queue here, and those with a
+  // queue at least 90 % full.
+  std::vector<std::string> queued;
   std::vector<std::string> full_queues;
 
   bool stalled() const { return !stalled_spouts.empty(); }
