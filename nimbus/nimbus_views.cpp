@@ -102,6 +102,11 @@ std::optional<thrift::StallInfo> Nimbus::stall_of(const std::string& topology_id
   // A worker that stopped heartbeating is the failure detector's business: its
   // last report counts for nimbus.task.timeout.secs at most.
   const std::int64_t fresh_after = now() - options_.task_timeout.count();
+  auto merge = [](std::vector<std::string>& into, const std::vector<std::string>& from) {
+    for (const auto& c : from) {
+      if (std::find(into.begin(), into.end(), c) == into.end()) into.push_back(c);
+    }
+  };
   std::optional<thrift::StallInfo> out;
   std::lock_guard lock(mutex_);
   for (auto it = worker_stalls_.lower_bound(SlotKey{topology_id, "", 0});
@@ -111,15 +116,9 @@ std::optional<thrift::StallInfo> Nimbus::stall_of(const std::string& topology_id
     if (!out) out.emplace();
     out->stalled_secs = std::max(out->stalled_secs, info.stalled_secs);
     out->pending += info.pending;
-    for (const auto& c : info.stalled_spouts) {
-      if (std::find(out->stalled_spouts.begin(), out->stalled_spouts.end(), c) == out->stalled_spouts.end()) out->stalled_spouts.push_back(c);
-    }
-    for (const auto& c : info.queued) {
-      if (std::find(out->queued.begin(), out->queued.end(), c) == out->queued.end()) out->queued.push_back(c);
-    }
-    for (const auto& c : info.full_queues) {
-      if (std::find(out->full_queues.begin(), out->full_queues.end(), c) == out->full_queues.end()) out->full_queues.push_back(c);
-    }
+    merge(out->stalled_spouts, info.stalled_spouts);
+    merge(out->queued, info.queued);
+    merge(out->full_queues, info.full_queues);
   }
   return out;
 }
