@@ -30,6 +30,8 @@
 
 #include <rstorm/rstorm.hpp>
 
+#include "topology_support.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -43,38 +45,9 @@ const char* const kSentences[] = {
 };
 constexpr std::int64_t kNumSentences = 5;
 
-std::int64_t int_of(const rstorm::Config& c, const char* key, std::int64_t fallback) {
-  const auto* e = c.find(key);
-  if (e == nullptr || e->value.is_null()) return fallback;
-  return c.get_int(key);
-}
-
-std::string string_of(const rstorm::Config& c, const char* key) {
-  const auto* e = c.find(key);
-  if (e == nullptr || e->value.is_null()) return "";
-  return c.get_string(key);
-}
-
-// An append-only file written with one write(2) per record.
-class RecordFile {
- public:
-  void open(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
-  }
-  ~RecordFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  void write_line(const std::string& line) {
-    const std::string text = line + "\n";
-    if (::write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-      throw std::runtime_error("short write");
-    }
-  }
-
- private:
-  int fd_ = -1;
-};
+using rstorm::testing::int_of;
+using rstorm::testing::RecordFile;
+using rstorm::testing::string_of;
 
 class SentenceSpout : public rstorm::Spout {
  public:

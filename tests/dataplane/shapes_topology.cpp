@@ -35,45 +35,15 @@
 
 #include <rstorm/rstorm.hpp>
 
+#include "topology_support.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t int_of(const rstorm::Config& c, const char* key, std::int64_t fallback) {
-  const auto* e = c.find(key);
-  if (e == nullptr || e->value.is_null()) return fallback;
-  return c.get_int(key);
-}
-
-std::string string_of(const rstorm::Config& c, const char* key) {
-  const auto* e = c.find(key);
-  if (e == nullptr || e->value.is_null()) return "";
-  return c.get_string(key);
-}
-
-class RecordFile {
- public:
-  void open(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
-  }
-  RecordFile() = default;
-  RecordFile(const RecordFile&) = delete;
-  RecordFile& operator=(const RecordFile&) = delete;
-  ~RecordFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  bool is_open() const { return fd_ >= 0; }
-  void write_line(const std::string& line) {
-    const std::string text = line + "\n";
-    if (::write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-      throw std::runtime_error("short write");
-    }
-  }
-
- private:
-  int fd_ = -1;
-};
+using rstorm::testing::int_of;
+using rstorm::testing::RecordFile;
+using rstorm::testing::string_of;
 
 // Emits {id} with message id `id`, 0..n-1 (or forever), replaying failures.
 class NumberSpout : public rstorm::Spout {
