@@ -23,6 +23,9 @@ struct CommandRegistration {
   CommandRegistration(std::string name, CommandSetup setup);
 };
 
+// "rstorm 0.1.0 (commit 1a2b3c4, topology API 1)": `rstorm version`, `--version`.
+std::string version_text();
+
 // Every registered command, sorted by name.
 const std::vector<std::pair<std::string, CommandSetup>>& registered_commands();
 

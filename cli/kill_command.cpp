@@ -1,6 +1,7 @@
-// `rstorm kill N [--wait S]`: deactivates the topology, lets nimbus wait S
-// seconds for tuples in flight, then removes its assignment and code; the
-// command returns once nimbus no longer lists it.
+// `rstorm kill N [--wait S] [--wait-gone]`: as Storm, returns once nimbus has
+// accepted the kill: it deactivates the topology, waits S seconds for tuples
+// in flight, then removes its assignment (supervisors stop its workers) and
+// code. --wait-gone blocks until nimbus no longer lists it.
 #include <iostream>
 
 #include "client_flags.hpp"
@@ -14,7 +15,7 @@ struct KillArgs {
   std::string name;
   std::optional<int> wait_secs;
   rstorm::nimbus::ClientFlags flags;
-  bool no_wait = false;
+  bool wait_gone = false;
 };
 
 RSTORM_CLI_COMMAND("kill", [](CLI::App& app, int& exit_code) {
@@ -24,7 +25,9 @@ RSTORM_CLI_COMMAND("kill", [](CLI::App& app, int& exit_code) {
   sub->add_option(
       "--wait,-w", args->wait_secs,
       "seconds between deactivation and removal (default topology.message.timeout.secs)");
-  sub->add_flag("--no-block", args->no_wait, "return once nimbus accepted the kill");
+  sub->add_flag("--wait-gone", args->wait_gone,
+                "block until the topology is removed (after the wait) instead of returning once "
+                "nimbus accepted the kill");
   rstorm::cli::add_client_flags(sub, args->flags);
   sub->callback([&exit_code, args] {
     using namespace rstorm::nimbus;
@@ -33,8 +36,11 @@ RSTORM_CLI_COMMAND("kill", [](CLI::App& app, int& exit_code) {
     if (auto s = (*client)->kill_topology(args->name, args->wait_secs); !s) {
       return void(exit_code = report_error("kill", s));
     }
-    std::cout << "killing topology '" << args->name << "'\n";
-    if (!args->no_wait) {
+    std::cout << "killing topology '" << args->name << "': spouts deactivated, removed after "
+              << (args->wait_secs ? std::to_string(*args->wait_secs) + " s"
+                                  : std::string("its message timeout"))
+              << "\n";
+    if (args->wait_gone) {
       const int wait = args->wait_secs.value_or(30);
       auto gone = wait_until_gone(**client, args->name, std::chrono::seconds(wait + 60));
       if (!gone) return void(exit_code = report_error("kill", gone));

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "command.hpp"
-#include "rstorm/config.hpp"
+#include "common/config_loader.hpp"
 #include "common/metrics/prometheus_server.hpp"
 #include "rstorm/worker/local_runner.hpp"
 
@@ -22,6 +22,7 @@ struct LocalOptions {
   std::string library;
   double duration_secs = 0;
   double report_secs = 5;
+  double until_idle_secs = 0;
   std::string name;
   std::vector<std::string> overrides;
   int metrics_port = -1;
@@ -35,15 +36,17 @@ int run(const LocalOptions& o) {
   options.duration = std::chrono::milliseconds(static_cast<long long>(o.duration_secs * 1000));
   options.report_interval =
       std::chrono::milliseconds(static_cast<long long>(std::max(0.1, o.report_secs) * 1000));
-  try {
-    for (const auto& arg : o.overrides) {
-      auto [key, value] = rstorm::parse_config_override(arg);
-      options.config.set(std::move(key), std::move(value), "command line");
-    }
-  } catch (const rstorm::ConfigError& e) {
-    std::cerr << "rstorm local: " << e.what() << "\n";
+  options.until_idle =
+      std::chrono::milliseconds(static_cast<long long>(std::max(0.0, o.until_idle_secs) * 1000));
+  bool component_failed = false;
+  options.component_failed = &component_failed;
+  // The same check as `rstorm submit`'s (load_config reads -c with it too).
+  auto overrides = rstorm::parse_overrides(o.overrides);
+  if (!overrides) {
+    std::cerr << "rstorm local: " << overrides.status().message() << "\n";
     return rstorm::cli::kExitUsage;
   }
+  options.config = std::move(overrides).value();
   struct sigaction action {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);
@@ -80,7 +83,7 @@ int run(const LocalOptions& o) {
   }
   if (!status.is_ok()) {
     for (const auto& m : status.messages()) std::cerr << "rstorm local: " << m << "\n";
-    return rstorm::cli::kExitUsage;
+    return component_failed ? rstorm::cli::kExitFailure : rstorm::cli::kExitUsage;
   }
   return rstorm::cli::kExitOk;
 }
@@ -95,6 +98,9 @@ RSTORM_CLI_COMMAND("local", [](CLI::App& app, int& exit_code) {
       ->required();
   sub->add_option("--duration", options->duration_secs,
                   "Seconds to run; 0 runs until Ctrl-C (default 0)");
+  sub->add_option("--until-idle", options->until_idle_secs,
+                  "End once nothing was emitted or executed for SECONDS and no tree is pending "
+                  "(a bounded input has drained)");
   sub->add_option("--report-interval", options->report_secs,
                   "Seconds between live lines (default 5)");
   sub->add_option("--name", options->name, "Topology name (default: the library's)");

@@ -1,5 +1,9 @@
 // `rstorm rebalance N [-n workers] [-e component=executors]... [-w secs]`:
-// nimbus places the topology afresh with the new worker count and executors.
+// as Storm, nimbus deactivates the spouts for the wait (default: the
+// topology's message timeout), then changes the executors: workers whose
+// executors stay the same keep running, the others restart with the new ones.
+// -n (a new worker count) places every executor afresh; it applies to the
+// round-robin scheduler only and is refused, with the reason, otherwise.
 #include <iostream>
 
 #include "client_flags.hpp"
@@ -38,7 +42,11 @@ int run_rebalance(const RebalanceArgs& args) {
   auto client = connect_for_cli(args.flags);
   if (!client) return report_error("rebalance", client.status(), true);
   if (auto s = (*client)->rebalance(args.name, options); !s) return report_error("rebalance", s);
-  std::cout << "rebalancing topology '" << args.name << "'\n";
+  std::cout << "rebalancing topology '" << args.name << "': spouts deactivated for "
+            << (args.wait_secs ? std::to_string(*args.wait_secs) + " s"
+                               : std::string("the topology's message timeout"))
+            << ", then the new executors start; `rstorm describe " << args.name
+            << "` shows the new assignment\n";
   return kCliOk;
 }
 
@@ -48,7 +56,9 @@ RSTORM_CLI_COMMAND("rebalance", [](CLI::App& app, int& exit_code) {
   sub->add_option("name", args->name, "topology name or id")->required();
   sub->add_option("-n", args->workers, "number of workers (round-robin)");
   sub->add_option("-e", args->executors, "component=executors (repeatable)");
-  sub->add_option("--wait,-w", args->wait_secs, "seconds to wait before re-placing (default 0)");
+  sub->add_option("--wait,-w", args->wait_secs,
+                  "seconds the spouts stay deactivated before the change (default: the "
+                  "topology's topology.message.timeout.secs)");
   rstorm::cli::add_client_flags(sub, args->flags);
   sub->callback([&exit_code, args] { exit_code = run_rebalance(*args); });
 });

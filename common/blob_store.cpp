@@ -1,6 +1,7 @@
 #include "common/blob_store.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -56,7 +57,12 @@ Result<std::string> BlobStore::next_upload_id() {
   std::uint64_t next = 1;
   auto stored = kv_.get(kCounterKey);
   if (stored) {
-    next = std::stoull(*stored);
+    const char* end = stored->data() + stored->size();
+    auto [stop, ec] = std::from_chars(stored->data(), end, next);
+    if (ec != std::errc() || stop != end) {
+      return Status(ErrorCode::kCorruption, "blob upload counter " + std::string(kCounterKey) +
+                                                " holds '" + *stored + "', not a number");
+    }
   } else if (stored.code() != ErrorCode::kNotFound) {
     return stored.status();
   }
@@ -98,10 +104,12 @@ Status BlobStore::upload_chunk(std::string_view upload_id, std::string_view byte
   return Status::ok();
 }
 
-std::vector<KeyValueWrite> BlobStore::delete_chunks(std::string_view upload_id,
-                                                    std::uint32_t chunks) const {
+std::vector<KeyValueWrite> BlobStore::delete_chunks(std::string_view upload_id) const {
   std::vector<KeyValueWrite> writes;
-  for (std::uint32_t i = 0; i < chunks; ++i) writes.push_back({chunk_key(upload_id, i), {}});
+  auto keys = kv_.keys_with_prefix(std::string(kChunkPrefix).append(upload_id).append("/"));
+  if (keys) {
+    for (std::string& key : *keys) writes.push_back({std::move(key), {}});
+  }
   return writes;
 }
 
@@ -128,7 +136,7 @@ Result<BlobInfo> BlobStore::finish_upload(std::string_view upload_id, std::uint6
               std::string(expected_sha256);
   }
   if (!problem.empty()) {
-    (void)kv_.apply(delete_chunks(upload_id, upload.chunks));
+    (void)kv_.apply(delete_chunks(upload_id));
     return Status(ErrorCode::kCorruption, problem);
   }
   Meta meta{{upload.blob_key, upload.size, digest, upload.chunks}, std::string(upload_id)};
@@ -136,7 +144,11 @@ Result<BlobInfo> BlobStore::finish_upload(std::string_view upload_id, std::uint6
   auto old = kv_.get(meta_key(upload.blob_key));
   if (old) {
     auto old_meta = decode(upload.blob_key, *old);
-    if (old_meta) writes = delete_chunks(old_meta->upload_id, old_meta->info.chunk_count);
+    // Metadata that names this very upload (it is corrupt, or the counter
+    // went back) must not take the chunks just written with it.
+    if (old_meta && old_meta->upload_id != upload_id) {
+      writes = delete_chunks(old_meta->upload_id);
+    }
   }
   writes.push_back({meta_key(upload.blob_key), encode(meta)});
   if (Status s = kv_.apply(writes); !s) return s;
@@ -147,7 +159,7 @@ void BlobStore::abort_upload(std::string_view upload_id) {
   std::lock_guard lock(mutex_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end()) return;
-  (void)kv_.apply(delete_chunks(upload_id, it->second.chunks));
+  (void)kv_.apply(delete_chunks(upload_id));
   uploads_.erase(it);
 }
 
@@ -200,8 +212,7 @@ Result<std::string> BlobStore::read_chunk(std::string_view blob_key, std::uint32
 Result<std::string> BlobStore::read_all(std::string_view blob_key) {
   auto blob = info(blob_key);
   if (!blob) return blob.status();
-  std::string bytes;
-  bytes.reserve(blob->size);
+  std::string bytes;  // not reserved: the recorded size may be corrupt
   for (std::uint32_t i = 0; i < blob->chunk_count; ++i) {
     auto chunk = read_chunk(blob_key, i);
     if (!chunk) return chunk.status();
@@ -226,7 +237,7 @@ Status BlobStore::remove(std::string_view blob_key) {
   }
   std::vector<KeyValueWrite> writes;
   if (auto meta = decode(blob_key, *text)) {
-    writes = delete_chunks(meta->upload_id, meta->info.chunk_count);
+    writes = delete_chunks(meta->upload_id);
   }
   writes.push_back({meta_key(blob_key), {}});
   return kv_.apply(writes);

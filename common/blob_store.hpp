@@ -84,7 +84,9 @@ class BlobStore {
   };
 
   Result<std::string> next_upload_id();
-  std::vector<KeyValueWrite> delete_chunks(std::string_view upload_id, std::uint32_t chunks) const;
+  // Deletes of the chunks stored for `upload_id`, found in storage: a chunk
+  // count read from metadata may be corrupt (none when the store fails to list).
+  std::vector<KeyValueWrite> delete_chunks(std::string_view upload_id) const;
 
   KeyValueStore& kv_;
   const Options options_;

@@ -2,18 +2,15 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "rstorm/config_schema.hpp"
+
 namespace rstorm {
 namespace {
-
-constexpr std::array<std::string_view, 4> kDaemonNamespaces = {"storm.", "nimbus.", "supervisor.",
-                                                               "worker."};
 
 std::string at(std::string_view source, const YAML::Mark& mark) {
   return std::string(source) + ":" + std::to_string(mark.line + 1);
@@ -51,62 +48,6 @@ Result<ConfigValue> to_value(const YAML::Node& node, std::string_view key,
   return Status(ErrorCode::kInvalidArgument,
                 "config key '" + std::string(key) + "' (" + at(source, node.Mark()) +
                     ") is a map; config values are scalars or lists");
-}
-
-bool in_daemon_namespace(std::string_view key) {
-  return std::any_of(kDaemonNamespaces.begin(), kDaemonNamespaces.end(),
-                     [&](std::string_view ns) { return key.starts_with(ns); });
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string closest_key(const Config& defaults, std::string_view key) {
-  std::string best;
-  std::size_t best_distance = 4;  // suggest only near misses
-  for (const auto& [known, entry] : defaults.entries()) {
-    std::size_t d = edit_distance(key, known);
-    if (d < best_distance) {
-      best_distance = d;
-      best = known;
-    }
-  }
-  return best;
-}
-
-// True when `v` may stand where `def` is the default.
-bool same_type(const ConfigValue& def, const ConfigValue& v) {
-  if (def.is_null()) return true;
-  if (def.is_double()) return v.is_double() || v.is_int();
-  if (def.type_name() != v.type_name()) return false;
-  if (!def.is_list() || def.as_list().empty()) return true;
-  const ConfigValue& element = def.as_list().front();
-  return std::all_of(v.as_list().begin(), v.as_list().end(),
-                     [&](const ConfigValue& item) { return same_type(element, item); });
-}
-
-std::string with_article(std::string_view type) {
-  if (type == "null") return "null";
-  if (type == "integer") return "an integer";
-  return "a " + std::string(type);
-}
-
-std::string describe_type(const ConfigValue& v) {
-  std::string out = with_article(v.type_name());
-  if (v.is_list() && !v.as_list().empty()) out += " of " + std::string(v.as_list()[0].type_name());
-  return out;
 }
 
 }  // namespace
@@ -167,40 +108,15 @@ Result<Config> read_yaml_config_file(const std::filesystem::path& path) {
   return parse_yaml_config(text.str(), path.string());
 }
 
-Status check_against_defaults(const Config& defaults, const Config& layer) {
-  for (const auto& [key, entry] : layer.entries()) {
-    const Config::Entry* def = defaults.find(key);
-    if (def == nullptr) {
-      if (!in_daemon_namespace(key)) continue;
-      std::string msg = "unknown config key '" + key + "' (from " + entry.origin + ")";
-      std::string suggestion = closest_key(defaults, key);
-      if (!suggestion.empty()) msg += "; did you mean '" + suggestion + "'?";
-      msg += " Keys under storm., nimbus., supervisor. and worker. must be ones in defaults.yaml";
-      return Status(ErrorCode::kInvalidArgument, msg);
-    }
-    if (!same_type(def->value, entry.value)) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "config key '" + key + "' (from " + entry.origin + ") is " +
-                        with_article(entry.value.type_name()) +
-                        (entry.value.is_null() ? "" : " (" + entry.value.to_string() + ")") +
-                        ", expected " + describe_type(def->value) + " like its default " +
-                        def->value.to_string());
-    }
-  }
-  return Status::ok();
+Status check_config(const Config& layer) {
+  api::Status verdict = validate_config(layer);
+  if (verdict) return Status::ok();
+  return Status(ErrorCode::kInvalidArgument, verdict.message());
 }
 
-Result<Config> load_config(const ConfigLoadOptions& options) {
-  const Config& defaults = default_config();
-  Config config = defaults;
-  if (options.config_file) {
-    auto file = read_yaml_config_file(*options.config_file);
-    if (!file) return file.status();
-    if (Status s = check_against_defaults(defaults, *file); !s) return s;
-    config.merge(*file);
-  }
+Result<Config> parse_overrides(const std::vector<std::string>& args) {
   Config command_line;
-  for (const auto& arg : options.overrides) {
+  for (const auto& arg : args) {
     try {
       auto [key, value] = parse_config_override(arg);
       command_line.set(std::move(key), std::move(value), "command line");
@@ -208,13 +124,26 @@ Result<Config> load_config(const ConfigLoadOptions& options) {
       return Status(ErrorCode::kInvalidArgument, e.what());
     }
   }
-  if (Status s = check_against_defaults(defaults, command_line); !s) return s;
-  config.merge(command_line);
+  if (Status s = check_config(command_line); !s) return s;
+  return command_line;
+}
+
+Result<Config> load_config(const ConfigLoadOptions& options) {
+  Config config = default_config();
+  if (options.config_file) {
+    auto file = read_yaml_config_file(*options.config_file);
+    if (!file) return file.status();
+    if (Status s = check_config(*file); !s) return s;
+    config.merge(*file);
+  }
+  auto command_line = parse_overrides(options.overrides);
+  if (!command_line) return command_line.status();
+  config.merge(*command_line);
   return config;
 }
 
 Result<Config> with_topology_config(const Config& base, const Config& topology) {
-  if (Status s = check_against_defaults(default_config(), topology); !s) return s;
+  if (Status s = check_config(topology); !s) return s;
   Config merged = base;
   merged.merge(topology);
   return merged;

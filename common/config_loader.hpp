@@ -5,13 +5,11 @@
 // Each entry's origin is "<file>:<line>" (or "command line"), so a getter's
 // ConfigError names where a bad value came from.
 //
-// Key rules (checked against defaults.yaml at each layer):
-//  - a key with a default must hold a value of the default's type (an integer
-//    is accepted where the default is a number; any type where it is null);
-//  - an unknown key in a daemon namespace (storm., nimbus., supervisor.,
-//    worker.) is an error: it is almost always a typo of a real key;
-//  - any other unknown key (topology.* keys of the user, my.app.setting) is
-//    accepted, as Apache Storm accepts arbitrary topology config.
+// Every layer is checked with the config schema's validator
+// (rstorm/config_schema.hpp): a known key must have its type and range, a near
+// miss of a known key is a typo, an unknown storm., nimbus., supervisor. or
+// worker. key is rejected; any other key (a user's topology.my.setting) is
+// accepted, as Apache Storm accepts arbitrary topology config.
 //
 // Free functions, thread-safe (no shared state).
 #pragma once
@@ -41,8 +39,15 @@ Result<Config> parse_yaml_config(std::string_view yaml_text, std::string_view so
 // Reads and parses one YAML file; a missing or unreadable file names the path.
 Result<Config> read_yaml_config_file(const std::filesystem::path& path);
 
-// Checks every key of `layer` against `defaults` (see the rules above).
-Status check_against_defaults(const Config& defaults, const Config& layer);
+// The schema's verdict on every key of `layer` as a Status: kInvalidArgument
+// with every problem, joined by "; ".
+Status check_config(const Config& layer);
+
+// `-c key=value` arguments as one checked layer with origin "command line",
+// later arguments winning. `rstorm local` and every command that loads a
+// config (load_config) read their overrides with this, so both accept and
+// reject the same arguments.
+Result<Config> parse_overrides(const std::vector<std::string>& args);
 
 struct ConfigLoadOptions {
   // An rstorm.yaml to layer over the defaults. Default: none.
@@ -55,7 +60,7 @@ struct ConfigLoadOptions {
 Result<Config> load_config(const ConfigLoadOptions& options);
 
 // A topology's config over a daemon's: the topology's keys win. The topology
-// layer is checked against the defaults too.
+// layer is checked too.
 Result<Config> with_topology_config(const Config& base, const Config& topology);
 
 }  // namespace rstorm

@@ -388,6 +388,15 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
   if (options.__isset.num_workers && options.num_workers < 1) {
     return Status(ErrorCode::kInvalidArgument, "rebalance: -n must be at least 1");
   }
+  if (options.__isset.num_workers &&
+      loaded->request.strategy != scheduler::Strategy::kRoundRobin) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "rebalance -n " + std::to_string(options.num_workers) + ": topology '" + name +
+                      "' is placed by the resource-aware scheduler, which packs executors into "
+                      "workers by their memory (topology.worker.max.heap.size.mb), so -n has no "
+                      "effect and nothing was changed; change executors with -e, or submit with "
+                      "topology.scheduler.strategy=round-robin to choose the number of workers");
+  }
   if (options.__isset.num_executors) {
     for (const auto& [component, executors] : options.num_executors) {
       const thrift::ComponentDef* def = nullptr;
@@ -407,7 +416,21 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
       }
     }
   }
-  const int wait = options.__isset.wait_secs ? std::max(0, options.wait_secs) : 0;
+  // As Storm: the spouts are deactivated for the wait, by default the
+  // topology's message timeout, so that trees in flight can complete.
+  int wait = 30;
+  if (options.__isset.wait_secs) {
+    wait = std::max(0, options.wait_secs);
+  } else if (auto config = config_from_thrift(loaded->config)) {
+    try {
+      if (const auto* e = config->find("topology.message.timeout.secs");
+          e != nullptr && !e->value.is_null()) {
+        wait = static_cast<int>(config->get_int("topology.message.timeout.secs"));
+      }
+    } catch (const ConfigError&) {
+      // keep 30, Storm's default timeout
+    }
+  }
   const auto previous = record.status == thrift::TopologyStatus::INACTIVE
                             ? thrift::TopologyStatus::INACTIVE
                             : thrift::TopologyStatus::ACTIVE;
@@ -417,7 +440,7 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
     rebalances_[record.id] = PendingRebalance{now() + wait * 1000LL, options, previous};
   }
   record.status = thrift::TopologyStatus::REBALANCING;
-  record.status_reason = "rebalancing in " + std::to_string(wait) + " s";
+  record.status_reason = "rebalancing in " + std::to_string(wait) + " s (spouts deactivated)";
   if (Status s = write_record(record); !s) {
     std::lock_guard lock(mutex_);
     rebalances_.erase(record.id);
@@ -494,6 +517,11 @@ Status Nimbus::supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat
   const std::string& id = heartbeat.info.id;
   supervisor_beats_[id] = t;
   heartbeating_supervisors_.insert(id);
+  if (heartbeat.__isset.failures && !heartbeat.failures.empty()) {
+    supervisor_failures_[id] = {heartbeat.failures, t};
+  } else {
+    supervisor_failures_.erase(id);
+  }
   for (const auto& w : heartbeat.workers) {
     const SlotKey key{w.topology_id, w.slot.node_id, w.slot.port};
     worker_beats_[key] = t;

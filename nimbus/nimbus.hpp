@@ -191,6 +191,9 @@ class Nimbus {
   // What the workers of `topology_id` report of a stall, merged; none when
   // every worker makes progress.
   std::optional<thrift::StallInfo> stall_of(const std::string& topology_id);
+  // The topology's workers that exit or cannot start, as their supervisors
+  // last reported them (reports of a supervisor gone silent are dropped).
+  std::vector<thrift::WorkerFailure> failures_of(const std::string& topology_id);
   std::int64_t executor_uptime(const std::string& topology_id, const thrift::WorkerSlot& slot,
                                std::int64_t assigned_ms);
 
@@ -220,12 +223,17 @@ class Nimbus {
   std::map<SlotKey, std::int64_t> worker_beats_;                    // guarded by mutex_
   // Workers whose last heartbeat reported a stall, with the beat's time (ms).
   std::map<SlotKey, std::pair<thrift::StallInfo, std::int64_t>> worker_stalls_;  // guarded by mutex_
+  // supervisor id -> its failing workers and when it said so; guarded by mutex_
+  std::map<std::string, std::pair<std::vector<thrift::WorkerFailure>, std::int64_t>>
+      supervisor_failures_;
   std::map<std::string, std::set<std::string>> error_nodes_;         // written; guarded by mutex_
   std::map<SlotKey, std::int64_t> slot_since_;                      // guarded by mutex_
   std::map<SlotKey, std::int64_t> worker_first_beat_;               // guarded by mutex_
   std::set<std::string> heartbeating_supervisors_;                  // guarded by mutex_
   std::map<std::string, std::int64_t> kill_deadlines_;              // guarded by mutex_
   std::map<std::string, PendingRebalance> rebalances_;              // guarded by mutex_
+  std::set<std::string> fresh_placement_;  // topologies to place afresh; guarded by mutex_
+  std::map<std::string, int> last_moved_;  // executors the latest assignment moved; guarded by mutex_
   std::map<std::string, Download> downloads_;                       // guarded by mutex_
   std::uint64_t next_download_ = 0;                                 // guarded by mutex_
   std::vector<scheduler::NodeUsage> usage_;                         // guarded by mutex_

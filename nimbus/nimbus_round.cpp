@@ -199,6 +199,7 @@ void Nimbus::finish_kill(const thrift::TopologyRecord& record) {
   loaded_.erase(record.id);
   kill_deadlines_.erase(record.id);
   placements_.erase(record.id);
+  last_moved_.erase(record.id);
   logger_.info("killed topology {}: assignment and blobs removed", record.id);
 }
 
@@ -234,9 +235,11 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const PendingRebal
   {
     std::lock_guard lock(mutex_);
     loaded_.erase(record.id);
+    // A new worker count places every executor afresh; otherwise executors
+    // the rebalance leaves as they were stay where they run (their workers
+    // keep running) and only the resized components' executors are placed.
+    if (options.__isset.num_workers) fresh_placement_.insert(record.id);
   }
-  // A rebalance places every executor afresh.
-  (void)store_.remove(paths_.assignment(record.id));
   return write_record(record);
 }
 
@@ -324,7 +327,16 @@ void Nimbus::leader_round() {
     if (!assignment && !replicated_enough(record, t)) continue;
     scheduler::TopologyRequest request = loaded->request;
     request.current.assign(request.executors.size(), std::nullopt);
-    if (assignment) {
+    bool fresh = false;
+    {
+      std::lock_guard lock(mutex_);
+      fresh = fresh_placement_.erase(record.id) > 0;
+    }
+    if (assignment && fresh) {
+      for (const auto& e : assignment->executors) {
+        assigned_slots.insert(SlotKey{record.id, e.slot.node_id, e.slot.port});
+      }
+    } else if (assignment) {
       std::map<ExecutorKey, thrift::WorkerSlot> where;
       for (const auto& e : assignment->executors) where[key_of(e.executor)] = e.slot;
       for (std::size_t i = 0; i < request.executors.size(); ++i) {
@@ -433,6 +445,8 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
     }
     logger_.info("assignment of {} version {}: {} executors, {} moved", record.id,
                  assignment.version, assignment.executors.size(), placement.moved_executors);
+    std::lock_guard lock(mutex_);
+    last_moved_[record.id] = placement.moved_executors;
   }
   if (updated.status == thrift::TopologyStatus::UNSCHEDULABLE) {
     updated.status = thrift::TopologyStatus::ACTIVE;

@@ -153,7 +153,8 @@ Status NimbusServer::start() {
   auto socket = std::make_shared<transport::TServerSocket>(options_.host, options_.port);
   auto processor = std::make_shared<thrift::NimbusProcessor>(std::make_shared<Handler>(nimbus_));
   auto transports = std::make_shared<transport::TFramedTransportFactory>();
-  auto protocols = std::make_shared<protocol::TBinaryProtocolFactory>();
+  auto protocols = std::make_shared<protocol::TBinaryProtocolFactory>(
+      options_.max_frame_bytes, options_.max_container_elements, false, true);
   server_ = std::make_shared<server::TThreadedServer>(processor, socket, transports, protocols);
   auto ready = std::make_shared<ReadySignal>();
   auto listening = ready->future();

@@ -27,8 +27,14 @@ class NimbusServer {
   struct Options {
     std::string host = "127.0.0.1";  // bind address (nimbus.thrift.host)
     int port = 6627;                 // 0: any free port (see port())
-    // Largest accepted frame. Default 16 MiB; a chunk is at most 1 MiB.
+    // Largest accepted frame, and so string. Default 16 MiB; a chunk is at most 1 MiB.
     int max_frame_bytes = 16 << 20;
+    // Most elements of one list, set or map in a call. Thrift allocates a
+    // string or a list before reading it: without these bounds, a few bytes
+    // claiming a 2 GB name or 250 million strings make nimbus allocate them.
+    // Default 100000 (real lists, such as components, config keys or a
+    // worker's executors, are far shorter).
+    int max_container_elements = 100000;
   };
   NimbusServer(Nimbus& nimbus, Options options, Logger logger);
   ~NimbusServer();  // stop()

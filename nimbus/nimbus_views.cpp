@@ -92,10 +92,29 @@ thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) 
         s.assigned_cpu += e.resources.cpu_pcore_percent;
       }
       s.num_workers = static_cast<std::int32_t>(workers.size());
+      s.assignment_version = a->version;
     }
   }
   if (auto stall = stall_of(record.id)) s.__set_stall(std::move(*stall));
+  if (auto failing = failures_of(record.id); !failing.empty()) {
+    s.__set_failing_workers(std::move(failing));
+  }
+  std::lock_guard lock(mutex_);
+  if (auto it = last_moved_.find(record.id); it != last_moved_.end()) s.moved_executors = it->second;
   return s;
+}
+
+std::vector<thrift::WorkerFailure> Nimbus::failures_of(const std::string& topology_id) {
+  const std::int64_t fresh_after = now() - options_.supervisor_timeout.count();
+  std::vector<thrift::WorkerFailure> out;
+  std::lock_guard lock(mutex_);
+  for (const auto& [supervisor, reported] : supervisor_failures_) {
+    if (reported.second < fresh_after) continue;
+    for (const auto& f : reported.first) {
+      if (f.topology_id == topology_id) out.push_back(f);
+    }
+  }
+  return out;
 }
 
 std::optional<thrift::StallInfo> Nimbus::stall_of(const std::string& topology_id) {

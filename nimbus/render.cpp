@@ -1,5 +1,7 @@
 #include "nimbus/render.hpp"
 
+#include <algorithm>
+#include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -32,6 +34,54 @@ std::string stall_text(const thrift::StallInfo& s) {
          "; queues full: " + join(s.full_queues);
 }
 
+// "2026-11-24 20:31:05 UTC".
+std::string time_text(std::int64_t ms) {
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+// "127.0.0.1:6700: exit code 1, restarted 4 times since 20:31:05 (last 20:31:40): <reason>".
+std::string failure_text(const thrift::WorkerFailure& f) {
+  std::string out = f.host + ":" + std::to_string(f.slot.port) + " (" + f.slot.node_id + "): " +
+                    f.exit_status;
+  if (f.restarts > 0) {
+    out += ", restarted " + std::to_string(f.restarts) + " times since " +
+           time_text(f.first_time_ms) + " (last failure " + time_text(f.last_time_ms) + ")";
+  } else {
+    out += " at " + time_text(f.last_time_ms);
+  }
+  return out + ": " + f.reason;
+}
+
+std::string failing_summary(const thrift::TopologySummary& t) {
+  const std::size_t n = t.failing_workers.size();
+  return std::to_string(n) + (n == 1 ? " worker" : " workers") + " failing";
+}
+
+// Errors with the same component and message, counted, newest last.
+struct ErrorGroup {
+  const thrift::ErrorInfo* last = nullptr;
+  int count = 0;
+};
+std::vector<ErrorGroup> group_errors(const std::vector<thrift::ErrorInfo>& errors) {
+  std::vector<ErrorGroup> out;
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  for (const auto& e : errors) {
+    auto [it, added] = index.try_emplace({e.component, e.message}, out.size());
+    if (added) out.push_back({});
+    ErrorGroup& g = out[it->second];
+    if (g.last == nullptr || e.time_ms >= g.last->time_ms) g.last = &e;
+    ++g.count;
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ErrorGroup& a, const ErrorGroup& b) { return a.last->time_ms < b.last->time_ms; });
+  return out;
+}
+
 json topology_json(const thrift::TopologySummary& t) {
   json stall = nullptr;
   if (t.__isset.stall) {
@@ -42,8 +92,22 @@ json topology_json(const thrift::TopologySummary& t) {
                  {"full_queues", t.stall.full_queues},
                  {"text", stall_text(t.stall)}};
   }
+  json failing = json::array();
+  for (const auto& f : t.failing_workers) {
+    failing.push_back({{"host", f.host},
+                       {"node", f.slot.node_id},
+                       {"port", f.slot.port},
+                       {"exit_status", f.exit_status},
+                       {"reason", f.reason},
+                       {"restarts", f.restarts},
+                       {"first_time_ms", f.first_time_ms},
+                       {"last_time_ms", f.last_time_ms}});
+  }
   return json{{"id", t.id},
               {"stall", stall},
+              {"failing_workers", failing},
+              {"assignment_version", t.assignment_version},
+              {"moved_executors", t.moved_executors},
               {"name", t.name},
               {"status", status_name(t.status)},
               {"status_reason", t.status_reason},
@@ -72,6 +136,9 @@ std::string render_list_text(const thrift::ClusterSummary& cluster) {
     out << line;
     if (!t.status_reason.empty()) out << "    " << t.status_reason << "\n";
     if (t.__isset.stall) out << "    " << stall_text(t.stall) << "\n";
+    if (!t.failing_workers.empty()) {
+      out << "    " << failing_summary(t) << ": " << failure_text(t.failing_workers.front()) << "\n";
+    }
   }
   return out.str();
 }
@@ -136,6 +203,7 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
   out << "  status: " << status_name(t.status);
   if (!t.status_reason.empty()) out << " (" << t.status_reason << ")";
   if (t.__isset.stall) out << ", " << stall_text(t.stall);
+  if (!t.failing_workers.empty()) out << ", " << failing_summary(t);
   out << "\n  scheduler: " << placement.scheduler << "\n";
   out << "  executors " << t.num_executors << ", tasks " << t.num_tasks << ", workers "
       << t.num_workers << "\n";
@@ -151,7 +219,15 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
     tree[rack_of[e.slot.node_id]][e.slot.node_id][e.slot.port].push_back(
         executor_label(e.executor));
   }
-  out << "Placement (assignment version " << placement.assignment.version << "):\n";
+  if (!t.failing_workers.empty()) {
+    out << "Failing workers:\n";
+    for (const auto& f : t.failing_workers) out << "  " << failure_text(f) << "\n";
+  }
+  out << "Placement (assignment version " << placement.assignment.version;
+  if (placement.assignment.version > 1) {
+    out << "; it moved or resized " << t.moved_executors << " executors";
+  }
+  out << "):\n";
   if (tree.empty()) out << "  (not placed)\n";
   for (const auto& [rack, nodes] : tree) {
     out << "  rack " << rack << "\n";
@@ -178,7 +254,12 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
   for (const auto& w : placement.warnings) out << "warning: " << w << "\n";
   if (!info.errors.empty()) {
     out << "Last errors:\n";
-    for (const auto& e : info.errors) out << "  " << e.component << ": " << e.message << "\n";
+    for (const auto& g : group_errors(info.errors)) {
+      out << "  " << g.last->component << ": " << g.last->message;
+      if (g.count > 1) out << " (" << g.count << " times, last " << time_text(g.last->time_ms) << ")";
+      else out << " (" << time_text(g.last->time_ms) << ")";
+      out << "\n";
+    }
   }
   return out.str();
 }
@@ -203,9 +284,11 @@ std::string render_describe_json(const thrift::TopologyInfo& info,
                      {"cpu_capacity", n.cpu_capacity},
                      {"ports", n.used_ports}});
   }
-  for (const auto& e : info.errors) {
+  for (const auto& g : group_errors(info.errors)) {
+    const thrift::ErrorInfo& e = *g.last;
     errors.push_back({{"component", e.component},
                       {"message", e.message},
+                      {"count", g.count},
                       {"time_ms", e.time_ms},
                       {"task_id", e.task_id},
                       {"host", e.host},

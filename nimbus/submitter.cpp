@@ -89,6 +89,13 @@ Status wait_until_running(NimbusClient& client, const std::string& topology_id,
       return info.status();
     }
     const auto status = info->summary.status;
+    // A worker that cannot start will not start by waiting: say why at once.
+    if (!info->summary.failing_workers.empty()) {
+      const thrift::WorkerFailure& f = info->summary.failing_workers.front();
+      return Status(ErrorCode::kInternal,
+                    "a worker of topology '" + topology_id + "' fails (" + f.host + ":" +
+                        std::to_string(f.slot.port) + ", " + f.exit_status + "): " + f.reason);
+    }
     const bool placed = !info->executors.empty();
     // uptime_secs < 0: the supervisor reports workers but not this one yet.
     int starting = 0;

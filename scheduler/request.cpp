@@ -16,7 +16,7 @@ void add_component(TopologyRequest& request, const ComponentSpec& spec) {
   request.components.push_back(spec);
   const int executors = spec.parallelism;
   const int tasks = spec.tasks > 0 ? spec.tasks : executors;
-  int next_task = 0;
+  int next_task = 1;  // task ids start at 1, as the topology API numbers them
   for (const ExecutorRequest& e : request.executors)
     next_task = std::max(next_task, e.last_task + 1);
   for (int i = 0; i < executors; ++i) {

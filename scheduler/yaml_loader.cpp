@@ -2,12 +2,19 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 namespace rstorm::scheduler {
 namespace {
+
+// A count expands a few bytes into nodes, slots or tasks; past these bounds
+// it is a typo (`nodes: 400000000`) that would exhaust memory, not a cluster.
+constexpr std::size_t kMaxNodes = 100000;   // in a cluster
+constexpr std::size_t kMaxSlots = 1000000;  // worker slots in a cluster
+constexpr long kMaxTasks = 1000000;         // in a topology (task ids are ints)
 
 // Thrown inside this file only; parse_* turn it into an Error.
 struct LoadError {
@@ -115,6 +122,11 @@ std::vector<int> slots(const Reader& r, const YAML::Node& node, const std::strin
     }
   } else {
     const int count = r.integer(node, field, 0);
+    if (count > 65536 - kFirstSlotPort) {
+      r.fail(node, field,
+             "ports from " + std::to_string(kFirstSlotPort) + " end at 65535: at most " +
+                 std::to_string(65536 - kFirstSlotPort) + " slots");
+    }
     for (int i = 0; i < count; ++i) ports.push_back(kFirstSlotPort + i);
   }
   return ports;
@@ -128,6 +140,16 @@ void capacities(const Reader& r, const YAML::Node& map, const std::string& field
   if (map["resources"]) node.generic = r.resources(map["resources"], field + ".resources");
 }
 
+// Fails at `at` unless a cluster of `nodes` nodes and `slots` slots is within bounds.
+void check_size(const Reader& r, const YAML::Node& at, const std::string& field, std::size_t nodes,
+                std::size_t slots) {
+  if (nodes > kMaxNodes || slots > kMaxSlots) {
+    r.fail(at, field,
+           "a cluster has at most " + std::to_string(kMaxNodes) + " nodes and " +
+               std::to_string(kMaxSlots) + " worker slots");
+  }
+}
+
 Cluster read_cluster(const Reader& r, const YAML::Node& root) {
   r.only(root, "", {"defaults", "racks"});
   NodeSpec defaults;
@@ -139,6 +161,7 @@ Cluster read_cluster(const Reader& r, const YAML::Node& root) {
   const YAML::Node racks = r.need(root, "", "racks");
   if (!racks.IsSequence() || racks.size() == 0) r.fail(racks, "racks", "expected a list of racks");
   Cluster cluster;
+  std::size_t slots = 0;
   std::set<std::string> ids;
   for (std::size_t i = 0; i < racks.size(); ++i) {
     const std::string rf = index_field("racks", i);
@@ -148,6 +171,8 @@ Cluster read_cluster(const Reader& r, const YAML::Node& root) {
     const YAML::Node nodes = r.need(rack, rf, "nodes");
     if (nodes.IsScalar()) {  // a count: generated nodes with the defaults
       const int count = r.integer(nodes, rf + ".nodes", 1);
+      slots += static_cast<std::size_t>(count) * defaults.ports.size();
+      check_size(r, nodes, rf + ".nodes", cluster.nodes.size() + count, slots);
       for (int k = 1; k <= count; ++k) {
         NodeSpec node = defaults;
         node.id = NodeId(rack_id.value() + "-n" + std::to_string(k));
@@ -172,6 +197,8 @@ Cluster read_cluster(const Reader& r, const YAML::Node& root) {
       if (n["host"]) node.host = r.text(n["host"], nf + ".host");
       node.rack = rack_id;
       capacities(r, n, nf, node);
+      slots += node.ports.size();
+      check_size(r, n, nf, cluster.nodes.size() + 1, slots);
       cluster.nodes.push_back(std::move(node));
     }
   }
@@ -248,11 +275,16 @@ TopologyRequest read_topology(const Reader& r, const YAML::Node& root) {
     r.fail(components, "components", "expected a list of components");
   }
   std::set<std::string> names;
+  long tasks = 0;
   for (std::size_t i = 0; i < components.size(); ++i) {
     const std::string cf = index_field("components", i);
     ComponentSpec spec = read_component(r, components[i], cf);
     if (!names.insert(spec.name).second) {
       r.fail(components[i]["name"], cf + ".name", "component '" + spec.name + "' declared twice");
+    }
+    tasks += std::max(spec.tasks, spec.parallelism);
+    if (tasks > kMaxTasks) {
+      r.fail(components[i], cf, "a topology has at most " + std::to_string(kMaxTasks) + " tasks");
     }
     add_component(request, spec);
   }

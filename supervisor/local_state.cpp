@@ -44,6 +44,16 @@ Result<std::vector<WorkerRecord>> LocalState::workers() {
   for (const auto& [key, value] : *rows) {
     try {
       const auto j = nlohmann::json::parse(value);
+      // get<int>() of a number with a fraction is a cast, undefined when the
+      // number does not fit: the record holds integers.
+      for (const char* field :
+           {"port", "pid", "start_ticks", "assignment_version", "launch_time_ms"}) {
+        if (j.contains(field) && j.at(field).is_number_float()) {
+          return Status(ErrorCode::kCorruption, "local state entry '" + key +
+                                                    "' is not a worker record: " + field + " is " +
+                                                    j.at(field).dump() + ", not an integer");
+        }
+      }
       WorkerRecord r;
       r.topology_id = j.at("topology_id").get<std::string>();
       r.port = j.at("port").get<int>();

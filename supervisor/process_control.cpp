@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -70,20 +72,67 @@ std::optional<std::uint64_t> process_start_ticks(pid_t pid) {
   return ticks;
 }
 
-std::optional<std::string> reap_child(pid_t pid) {
+namespace {
+// How reaped children ended, until exit_status_of() takes it. Bounded: a
+// status nobody asks for (a worker stopped on purpose) is dropped eventually.
+std::mutex g_reaped_mutex;
+std::map<pid_t, std::string> g_reaped;  // GUARDED_BY(g_reaped_mutex)
+}  // namespace
+
+namespace {
+// waitpid(WNOHANG) on `pid`: its pid once reaped (how it ended recorded), 0
+// while it runs, -1 when it is not a child of this process.
+pid_t reap(pid_t pid) {
   int status = 0;
   const pid_t r = ::waitpid(pid, &status, WNOHANG);
-  if (r != pid) return std::nullopt;
-  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
-  return "status " + std::to_string(status);
+  if (r != pid) return r;
+  std::string how;
+  if (WIFEXITED(status)) {
+    how = "exit code " + std::to_string(WEXITSTATUS(status));
+  } else if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    how = "signal " + std::to_string(sig) + (name ? " (SIG" + std::string(name) + ")" : "");
+  } else {
+    how = "status " + std::to_string(status);
+  }
+  std::lock_guard lock(g_reaped_mutex);
+  if (g_reaped.size() >= 256) g_reaped.erase(g_reaped.begin());
+  g_reaped[pid] = how;
+  return r;
+}
+}  // namespace
+
+std::optional<std::string> reap_child(pid_t pid) {
+  if (reap(pid) != pid) return std::nullopt;
+  std::lock_guard lock(g_reaped_mutex);
+  return g_reaped.at(pid);
+}
+
+std::optional<std::string> exit_status_of(pid_t pid) {
+  std::lock_guard lock(g_reaped_mutex);
+  auto it = g_reaped.find(pid);
+  if (it == g_reaped.end()) return std::nullopt;
+  std::string how = std::move(it->second);
+  g_reaped.erase(it);
+  return how;
 }
 
 bool process_alive(const ProcessId& id) {
   if (id.pid <= 0) return false;
   (void)reap_child(id.pid);
   const auto ticks = process_start_ticks(id.pid);
-  return ticks.has_value() && (id.start_ticks == 0 || *ticks == id.start_ticks);
+  if (!ticks) {
+    // A zombie. A multi-threaded child shows as one while its last threads
+    // still exit, and cannot be reaped before they have: wait for that (a
+    // moment), or it stays behind as <defunct> and how it ended is lost.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (reap(id.pid) == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
+  return id.start_ticks == 0 || *ticks == id.start_ticks;
 }
 
 int terminate_processes(const std::vector<ProcessId>& ids, std::chrono::milliseconds grace) {

@@ -37,7 +37,11 @@ bool process_alive(const ProcessId& id);
 
 // How a child ended ("exit code 3", "signal 9"), when it has ended and was a
 // child of this process; reaps it. nullopt while it runs or when unknown.
+// Once reaped (here or by process_alive()), how it ended stays available
+// from exit_status_of() until taken.
 std::optional<std::string> reap_child(pid_t pid);
+// How reaped child `pid` ended, once; nullopt when not known. Thread-safe.
+std::optional<std::string> exit_status_of(pid_t pid);
 
 // Sends SIGTERM to every process, waits up to `grace` for them to go, then
 // SIGKILLs the rest and waits for them (bounded). Returns how many needed SIGKILL.

@@ -1,6 +1,8 @@
 #include "supervisor/supervisor.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include "common/thrift/codec.hpp"
 
@@ -26,6 +28,31 @@ bool same_executors(std::vector<wp::SpecExecutor> a, std::vector<wp::SpecExecuto
   std::sort(b.begin(), b.end(), less);
   return a == b;
 }
+
+// The last non-empty line of `log` (a worker's log), for a failure that left
+// no `failure` file (a crash): usually what the worker said last.
+std::string last_log_line(const std::filesystem::path& log) {
+  std::ifstream in(log, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+  in.seekg(from);
+  std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+  const auto nl = tail.rfind('\n');
+  return nl == std::string::npos ? tail : tail.substr(nl + 1);
+}
+
+// Back-off before restarting a worker that failed `failures` times in a row:
+// none for the first, then 1 s doubling up to 30 s.
+std::chrono::milliseconds restart_backoff(int failures) {
+  if (failures <= 1) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(std::min<std::int64_t>(30'000, 500LL << std::min(failures - 1, 6)));
+}
+
+// A worker that ran at least this long before failing starts a new series.
+constexpr std::chrono::seconds kHealthyRun{60};
 
 }  // namespace
 
@@ -261,8 +288,10 @@ bool Supervisor::read_active(const std::string& topology_id) {
   if (!node) return true;  // no record (yet): run
   auto record = decode_thrift<thrift::TopologyRecord>(node->data, "TopologyRecord");
   if (!record) return true;
+  // As Storm: spouts are deactivated while a kill or a rebalance waits.
   return record->status != thrift::TopologyStatus::INACTIVE &&
-         record->status != thrift::TopologyStatus::KILLED;
+         record->status != thrift::TopologyStatus::KILLED &&
+         record->status != thrift::TopologyStatus::REBALANCING;
 }
 
 std::map<int, Supervisor::Desired> Supervisor::read_desired(std::map<std::string, bool>* active) {
@@ -374,6 +403,8 @@ void Supervisor::start_worker(int port, const Desired& d, bool active, int launc
   if (!process) {
     logger_.error("cannot start the worker of topology '{}' on port {}: {}", topology_id, port,
                   process.status().to_string());
+    record_failure(port, topology_id, "the supervisor cannot start the worker: " +
+                                          process.status().message(), "not started");
     return;  // retried next round
   }
   Slot slot;
@@ -393,6 +424,7 @@ void Supervisor::start_worker(int port, const Desired& d, bool active, int launc
 
 void Supervisor::stop_worker(int port, const std::string& why) {
   const Slot slot = slots_.at(port);
+  failures_.erase(port);
   logger_.info("stopping worker of topology '{}' on port {} (pid {}): {}",
                slot.record.topology_id, port, slot.record.process.pid, why);
   terminate_processes({slot.record.process}, options_.shutdown_wait);
@@ -410,19 +442,62 @@ void Supervisor::stop_worker(int port, const std::string& why) {
   if (topology_left) launcher_.forget_topology(slot.record.topology_id);
 }
 
+void Supervisor::record_failure(int port, const std::string& topology_id, std::string reason,
+                                std::string exit_status) {
+  thrift::WorkerFailure& f = failures_[port];
+  const std::int64_t t = now_ms();
+  if (f.topology_id != topology_id) {
+    f = thrift::WorkerFailure();
+    f.topology_id = topology_id;
+    f.slot.node_id = id_;
+    f.slot.port = port;
+    f.host = options_.host;
+    f.first_time_ms = t;
+  } else {
+    ++f.restarts;
+  }
+  f.reason = std::move(reason);
+  f.exit_status = std::move(exit_status);
+  f.last_time_ms = t;
+  logger_.warn("worker of topology '{}' on port {} failed ({}, {} restarts): {}", topology_id,
+               port, f.exit_status, f.restarts, f.reason);
+  next_heartbeat_ = Clock::now();  // tell nimbus now, not at the next beat
+}
+
 void Supervisor::check_health(int port) {
   Slot& slot = slots_.at(port);
   std::string problem;
+  bool exited = false;
   if (!process_alive(slot.record.process)) {
-    auto how = slot.adopted ? std::nullopt : reap_child(slot.record.process.pid);
+    exited = true;
+    auto how = slot.adopted ? std::nullopt : exit_status_of(slot.record.process.pid);
     problem = "its process exited" + (how ? " (" + *how + ")" : std::string());
+    const auto dir = launcher_.worker_dir(slot.record.topology_id, port);
+    auto said = wp::read_whole_file(dir / "failure");
+    std::string reason = said ? *said : std::string();
+    while (!reason.empty() && (reason.back() == '\n' || reason.back() == '\r')) reason.pop_back();
+    if (reason.empty()) {
+      const std::string last = last_log_line(dir / "worker.log");
+      reason = "the worker exited" + (how ? " with " + *how : std::string()) +
+               (last.empty() ? "" : "; its log ends: " + last);
+    }
+    // A worker stopping for a new assignment (exit code 3) is no failure.
+    if (how != "exit code 3") {
+      record_failure(port, slot.record.topology_id, std::move(reason), how.value_or("unknown"));
+    }
   } else {
     const auto file = launcher_.worker_dir(slot.record.topology_id, port) / "heartbeat";
     auto text = wp::read_whole_file(file);
     auto beat = text ? wp::heartbeat_from_json(*text) : Result<wp::WorkerHeartbeatFile>(text.status());
     if (beat && beat->pid == slot.record.process.pid) {
       slot.heartbeat_seen = true;
-      slot.failures = 0;
+      if (beat->uptime_secs >= kHealthyRun.count()) {
+        slot.failures = 0;
+        auto f = failures_.find(port);
+        if (f != failures_.end() && f->second.topology_id == slot.record.topology_id) {
+          failures_.erase(f);
+        }
+      }
       const auto age = std::chrono::milliseconds(now_ms() - beat->time_ms);
       if (age > options_.worker_timeout) {
         problem = "its last heartbeat is " + std::to_string(age.count()) + " ms old (timeout " +
@@ -431,16 +506,23 @@ void Supervisor::check_health(int port) {
     } else if (Clock::now() - slot.launched_at > options_.worker_start_timeout) {
       problem = "no heartbeat within supervisor.worker.start.timeout.secs (" +
                 std::to_string(options_.worker_start_timeout.count()) + " s)";
+      record_failure(port, slot.record.topology_id, "the worker " + problem, "hung at start");
     }
   }
   if (problem.empty()) return;
-  // Restart, with a back-off when workers die before their first heartbeat
-  // (a library that cannot load, a factory that throws).
+  // Restart, backing off exponentially while it keeps failing within a minute
+  // of its start (a library that cannot load, a bolt whose prepare throws, a
+  // crash in the first tuples), so that a crash loop does not burn the node.
+  if (exited && slot.next_launch == Clock::time_point()) {
+    const bool quick = Clock::now() - slot.launched_at < kHealthyRun;
+    slot.failures = quick ? slot.failures + 1 : 1;
+    slot.next_launch = Clock::now() + restart_backoff(slot.failures);
+  }
   if (Clock::now() < slot.next_launch) return;
   logger_.warn("restarting worker of topology '{}' on port {} (pid {}): {}",
                slot.record.topology_id, port, slot.record.process.pid, problem);
   terminate_processes({slot.record.process}, std::chrono::milliseconds(0));
-  const int failures = slot.heartbeat_seen ? 0 : slot.failures + 1;
+  const int failures = exited ? slot.failures : slot.failures + 1;
   const int launches = slot.launches + 1;
   Desired d;
   // Re-read the spec's inputs from the current assignment.
@@ -457,11 +539,7 @@ void Supervisor::check_health(int port) {
   }
   start_worker(port, d, active, launches);
   auto it = slots_.find(port);
-  if (it != slots_.end()) {
-    it->second.failures = failures;
-    const auto backoff = std::min<std::int64_t>(30'000, failures == 0 ? 0 : 500LL << std::min(failures, 6));
-    it->second.next_launch = Clock::now() + std::chrono::milliseconds(backoff);
-  }
+  if (it != slots_.end()) it->second.failures = failures;
 }
 
 void Supervisor::send_heartbeat() {
@@ -510,6 +588,11 @@ void Supervisor::send_heartbeat() {
       w.__set_stall(std::move(stall));
     }
     heartbeat.workers.push_back(std::move(w));
+  }
+  if (!failures_.empty()) {
+    std::vector<thrift::WorkerFailure> failures;
+    for (const auto& [port, f] : failures_) failures.push_back(f);
+    heartbeat.__set_failures(std::move(failures));
   }
   Status sent = nimbus_.supervisor_heartbeat(heartbeat);
   if (!sent) {

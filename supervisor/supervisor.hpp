@@ -93,6 +93,11 @@ class Supervisor {
 
   void run(std::stop_token stop);
   void round();
+  // Notes that the worker of `topology_id` on `port` exited or could not
+  // start, and why; reported to nimbus with every heartbeat until the slot
+  // runs for a minute (see check_health).
+  void record_failure(int port, const std::string& topology_id, std::string reason,
+                      std::string exit_status);
   Status register_node();
   void recover();
   std::map<int, Desired> read_desired(std::map<std::string, bool>* active);
@@ -122,6 +127,7 @@ class Supervisor {
   std::set<std::string> armed_;  // watched paths (prefix "c:" children); guarded by mutex_
   std::map<int, Slot> slots_;  // guarded by mutex_ (written by the control thread only)
   std::map<std::string, bool> status_written_;  // topology-port -> active; control thread
+  std::map<int, thrift::WorkerFailure> failures_;  // by port; control thread
   std::uint64_t rounds_ = 0;   // guarded by mutex_
   std::uint64_t heartbeats_ = 0;  // guarded by mutex_
   std::chrono::steady_clock::time_point next_heartbeat_;

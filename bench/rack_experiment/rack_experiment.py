@@ -829,6 +829,19 @@ def cleanup_leftovers(prefix):
                         log(f"removed cgroup {dirpath}")
                     except OSError as e:
                         log(f"cannot remove {dirpath}: {e}")
+    # The run's own clients (an `rstorm submit --wait` it had started) are in no
+    # node's cgroup: find them by the work dir on their command line.
+    marker = f"rstorm-rack-{prefix}".encode()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker in f.read():
+                    os.kill(int(pid), signal.SIGKILL)
+                    log(f"killed leftover process {pid}")
+        except (OSError, ProcessLookupError):
+            pass
     for line in run(["ip", "netns", "list"]).stdout.splitlines():
         ns = line.split()[0] if line.strip() else ""
         if ns.startswith(prefix):

@@ -1,5 +1,7 @@
 #include "common/thrift/codec.hpp"
 
+#include "common/config_loader.hpp"
+
 namespace rstorm {
 
 std::map<std::string, thrift::ConfigEntry> config_to_thrift(const Config& config) {
@@ -25,6 +27,9 @@ Result<Config> config_from_thrift(const std::map<std::string, thrift::ConfigEntr
                         entry.value_yaml + ": " + e.what());
     }
   }
+  // Where nimbus first reads what a client submits, and where a worker reads
+  // its spec: the same schema as `rstorm submit` and `rstorm local`.
+  if (Status s = check_config(config); !s) return s;
   return config;
 }
 

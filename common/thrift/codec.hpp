@@ -100,7 +100,8 @@ Result<std::int32_t> write_thrift_node(CoordinationStore& store, std::string_vie
 
 // Config <-> map of YAML-rendered values with origins.
 std::map<std::string, thrift::ConfigEntry> config_to_thrift(const Config& config);
-// kInvalidArgument naming the key when a value does not parse.
+// kInvalidArgument naming the key when a value does not parse or the schema
+// rejects it (check_config in common/config_loader.hpp).
 Result<Config> config_from_thrift(const std::map<std::string, thrift::ConfigEntry>& entries);
 
 }  // namespace rstorm

@@ -177,9 +177,23 @@ struct WorkerHeartbeat {
   7: optional StallInfo stall,
 }
 
+// A worker that exited or could not start, as its supervisor saw it; kept
+// while the slot keeps failing (until a restart has run for a minute).
+struct WorkerFailure {
+  1: required string topology_id,
+  2: required WorkerSlot slot,
+  3: string host,
+  4: string reason,          // the worker's own words, else how it exited
+  5: string exit_status,     // "exit code 1", "signal 11"
+  6: i32 restarts,           // restarts since the first failure
+  7: i64 first_time_ms,
+  8: i64 last_time_ms,
+}
+
 struct SupervisorHeartbeat {
   1: required SupervisorInfo info,
   2: list<WorkerHeartbeat> workers,
+  3: optional list<WorkerFailure> failures,
 }
 
 // ------------------------------------------------------------ summaries
@@ -199,6 +213,10 @@ struct TopologySummary {
   12: double assigned_cpu,
   // Set while the topology makes no progress (from its workers' heartbeats).
   13: optional StallInfo stall,
+  // Workers of the topology that exit or cannot start.
+  14: optional list<WorkerFailure> failing_workers,
+  15: i64 assignment_version,
+  16: i32 moved_executors,       // by the latest assignment
 }
 
 struct SupervisorSummary {

@@ -6,6 +6,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <set>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "common/cluster_paths.hpp"
@@ -344,6 +347,117 @@ TEST_F(ClusterTest, BoltBlockedForEverMakesDescribeAndListReportTheStallUntilItM
   })) << last;
   ASSERT_EQ(cli({"kill", "stuck", "--wait", "0"}).exit_code, 0);
   std::filesystem::remove_all(dir);
+}
+
+TEST_F(ClusterTest, WorkerThatCannotRunIsReportedBySubmitWaitDescribeAndList) {
+  start_cluster();
+  auto r = cli({"submit", RSTORM_FAILING_BOLT_LIB, "--name", "broken", "--wait", "-c",
+                "failing_bolt.prepare.throw=true"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("prepare threw: cannot open the database"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("exit code 1"), std::string::npos) << r.output;
+  nlohmann::json failing;
+  std::string last;
+  ASSERT_TRUE(eventually([&] {
+    auto d = cli({"describe", "broken", "--json"});
+    last = d.output;
+    auto j = nlohmann::json::parse(d.output, nullptr, false);
+    if (d.exit_code != 0 || j.is_discarded()) return false;
+    failing = j["topology"]["failing_workers"];
+    return failing.size() == 1 && failing[0]["restarts"].get<int>() >= 1;
+  })) << last;
+  EXPECT_EQ(failing[0]["exit_status"], "exit code 1");
+  EXPECT_NE(failing[0]["reason"].get<std::string>().find(
+                "component 'picky' task 2: prepare threw: cannot open the database"),
+            std::string::npos)
+      << failing.dump();
+  EXPECT_LE(failing[0]["first_time_ms"].get<std::int64_t>(),
+            failing[0]["last_time_ms"].get<std::int64_t>());
+  auto text = cli({"describe", "broken"});
+  EXPECT_NE(text.output.find("status: ACTIVE, 1 worker failing"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("Failing workers:"), std::string::npos) << text.output;
+  auto list = cli({"list"});
+  EXPECT_NE(list.output.find("1 worker failing: "), std::string::npos) << list.output;
+  ASSERT_EQ(cli({"kill", "broken", "--wait", "0"}).exit_code, 0);
+}
+
+// The executors of `a` by slot, ackers left out: (component, first, last task).
+std::map<std::pair<std::string, int>, std::set<std::tuple<std::string, int, int>>> executors_by_slot(
+    const thrift::Assignment& a) {
+  std::map<std::pair<std::string, int>, std::set<std::tuple<std::string, int, int>>> out;
+  for (const auto& e : a.executors) {
+    if (e.executor.component == "__acker") continue;
+    out[{e.slot.node_id, e.slot.port}].insert(
+        {e.executor.component, e.executor.task_start, e.executor.task_end});
+  }
+  return out;
+}
+
+TEST_F(ClusterTest, RebalanceChangesAComponentsExecutorsLiveAndLeavesOtherWorkersRunning) {
+  start_cluster();
+  submit_word_count();
+  std::optional<thrift::Assignment> before;
+  ASSERT_TRUE(eventually([&] {
+    before = assignment();
+    return before && every_assigned_worker_runs(*before);
+  }));
+  std::map<std::pair<std::string, int>, std::int64_t> pid_before;
+  for (const auto& [slot, executors] : executors_by_slot(*before)) {
+    pid_before[slot] = heartbeat(slot.first, before->topology_id, slot.second)->pid;
+  }
+  // The resource-aware scheduler chooses the number of workers: -n is refused.
+  auto n = cli({"rebalance", "wc", "-n", "3"});
+  EXPECT_NE(n.exit_code, 0) << n.output;
+  EXPECT_NE(n.output.find("resource-aware scheduler"), std::string::npos) << n.output;
+
+  for (int split : {1, 2}) {
+    auto r = cli({"rebalance", "wc", "-e", "split=" + std::to_string(split), "-w", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::optional<thrift::Assignment> after;
+    ASSERT_TRUE(eventually([&] {
+      after = assignment();
+      if (!after || after->version <= before->version) return false;
+      int splits = 0;
+      for (const auto& e : after->executors) splits += e.executor.component == "split";
+      return splits == split && every_assigned_worker_runs(*after);
+    })) << "split=" << split;
+    // Task ids never change: split keeps tasks 5 and 6, in one executor or two.
+    std::set<int> split_tasks;
+    for (const auto& e : after->executors) {
+      if (e.executor.component != "split") continue;
+      for (int t = e.executor.task_start; t <= e.executor.task_end; ++t) split_tasks.insert(t);
+    }
+    EXPECT_EQ(split_tasks, (std::set<int>{5, 6}));
+    // A worker whose executors stayed the same kept running (same process).
+    const auto old_slots = executors_by_slot(*before);
+    for (const auto& [slot, executors] : executors_by_slot(*after)) {
+      auto it = old_slots.find(slot);
+      if (it == old_slots.end() || it->second != executors) continue;
+      EXPECT_EQ(heartbeat(slot.first, after->topology_id, slot.second)->pid, pid_before[slot])
+          << slot.first << ":" << slot.second << " restarted though its executors stayed";
+    }
+    // Sentences are acked again at the new parallelism.
+    auto acked = [&]() -> std::uint64_t {
+      std::uint64_t n = 0;
+      for (const auto& [slot, executors] : executors_by_slot(*after)) {
+        auto beat = heartbeat(slot.first, after->topology_id, slot.second);
+        if (beat && beat->components.count("sentences")) n += beat->components["sentences"]["acked"];
+      }
+      return n;
+    };
+    const std::uint64_t start = acked();
+    EXPECT_TRUE(eventually([&] { return acked() > start + 1000; })) << "split=" << split;
+    for (const auto& [slot, executors] : executors_by_slot(*after)) {
+      pid_before[slot] = heartbeat(slot.first, after->topology_id, slot.second)->pid;
+    }
+    before = after;
+  }
+  auto d = cli({"describe", "wc"});
+  EXPECT_NE(d.output.find("Placement (assignment version " + std::to_string(before->version) +
+                          "; it moved or resized "),
+            std::string::npos)
+      << d.output;
 }
 
 TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {

@@ -5,6 +5,9 @@
 // With `failing_bolt.block.file` set, "numbers" emits reliable tuples without
 // end instead, and "picky" blocks in execute on its first input until that
 // file exists (the stall test: trees pending, nothing completes).
+//
+// With `failing_bolt.prepare.throw: true`, "picky"'s prepare throws: its
+// worker cannot run (the failing-worker test).
 #include <unistd.h>
 
 #include <chrono>
@@ -46,6 +49,9 @@ class PickyBolt : public rstorm::BasicBolt {
  public:
   void prepare(const rstorm::Config& config, const rstorm::TopologyContext&) override {
     block_file_ = config.get_string("failing_bolt.block.file", "");
+    if (config.get_bool("failing_bolt.prepare.throw", false)) {
+      throw std::runtime_error("cannot open the database");
+    }
   }
   void execute(const rstorm::Tuple& input, rstorm::BasicOutputCollector& out) override {
     while (!block_file_.empty() && ::access(block_file_.c_str(), F_OK) != 0) {

@@ -106,33 +106,32 @@ TEST_F(ConfigLoaderTest, WrongTypeInFileNamesKeyFileAndLine) {
   ASSERT_FALSE(config);
   EXPECT_EQ(config.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(config.status().message(),
-            "config key 'topology.workers' (from " + file.string() +
-                ":3) is a string (\"four\"), expected an integer like its default 1");
+            "topology.workers: \"four\" (" + file.string() +
+                ":3) is a string: expected an integer >= 1");
 }
 
 TEST_F(ConfigLoaderTest, WrongListElementTypeIsRejected) {
   auto file = write("rstorm.yaml", "supervisor.slots.ports: [6700, abc]\n");
   auto config = load_config({file, {}});
   ASSERT_FALSE(config);
-  EXPECT_NE(config.status().message().find("'supervisor.slots.ports' (from " + file.string() +
-                                           ":1) is a list ([6700, \"abc\"]), expected a list of "
-                                           "integer"),
-            std::string::npos)
-      << config.status().message();
+  EXPECT_EQ(config.status().message(),
+            "supervisor.slots.ports: [6700, \"abc\"] (" + file.string() +
+                ":1) is a list with a string at index 1: expected a list of integers between 1 "
+                "and 65535");
 }
 
-TEST_F(ConfigLoaderTest, IntegerIsAcceptedWhereDefaultIsANumber) {
+TEST_F(ConfigLoaderTest, IntegerIsAcceptedWhereANumberIsExpected) {
   auto config = load_config({std::nullopt, {"supervisor.memory.capacity.mb=2048"}});
   ASSERT_TRUE(config) << config.status().to_string();
   EXPECT_EQ(config->get_double(keys::kSupervisorMemoryCapacityMb), 2048.0);
 }
 
-TEST_F(ConfigLoaderTest, NumberIsRejectedWhereDefaultIsAnInteger) {
+TEST_F(ConfigLoaderTest, NumberIsRejectedWhereAnIntegerIsExpected) {
   auto config = load_config({std::nullopt, {"nimbus.thrift.port=66.27"}});
   ASSERT_FALSE(config);
   EXPECT_EQ(config.status().message(),
-            "config key 'nimbus.thrift.port' (from command line) is a number (66.27), expected "
-            "an integer like its default 6627");
+            "nimbus.thrift.port: 66.27 (command line) is a number: expected an integer between 0 "
+            "and 65535");
 }
 
 TEST_F(ConfigLoaderTest, UnknownDaemonKeyIsRejectedWithSuggestion) {
@@ -140,16 +139,17 @@ TEST_F(ConfigLoaderTest, UnknownDaemonKeyIsRejectedWithSuggestion) {
   auto config = load_config({file, {}});
   ASSERT_FALSE(config);
   EXPECT_EQ(config.status().message(),
-            "unknown config key 'nimbus.thirft.port' (from " + file.string() +
-                ":1); did you mean 'nimbus.thrift.port'? Keys under storm., nimbus., "
-                "supervisor. and worker. must be ones in defaults.yaml");
+            "nimbus.thirft.port (" + file.string() +
+                ":1) is not a config key rstorm reads; did you mean 'nimbus.thrift.port'?");
 }
 
 TEST_F(ConfigLoaderTest, UnknownDaemonKeyOnCommandLineIsRejected) {
   auto config = load_config({std::nullopt, {"worker.frobnicate=1"}});
   ASSERT_FALSE(config);
-  EXPECT_NE(config.status().message().find("'worker.frobnicate' (from command line)"),
-            std::string::npos);
+  EXPECT_EQ(config.status().message().rfind("worker.frobnicate (command line) is not a config key",
+                                            0),
+            0u)
+      << config.status().message();
 }
 
 TEST_F(ConfigLoaderTest, UserTopologyKeysAreAccepted) {
@@ -159,7 +159,7 @@ TEST_F(ConfigLoaderTest, UserTopologyKeysAreAccepted) {
   EXPECT_EQ(config->get_double("app.threshold"), 0.5);
 }
 
-TEST_F(ConfigLoaderTest, NullDefaultAcceptsAnyType) {
+TEST_F(ConfigLoaderTest, NullDefaultKeyTakesAValueOfItsType) {
   auto config = load_config({std::nullopt, {"topology.max.spout.pending=1000"}});
   ASSERT_TRUE(config) << config.status().to_string();
   EXPECT_EQ(config->get_int(keys::kTopologyMaxSpoutPending), 1000);
@@ -171,8 +171,7 @@ TEST_F(ConfigLoaderTest, TopologyConfigWithWrongTypeIsRejected) {
   auto merged = with_topology_config(default_config(), topology);
   ASSERT_FALSE(merged);
   EXPECT_EQ(merged.status().message(),
-            "config key 'topology.debug' (from topology) is a string (\"yes please\"), expected "
-            "a bool like its default false");
+            "topology.debug: \"yes please\" (topology) is a string: expected true or false");
 }
 
 TEST_F(ConfigLoaderTest, MissingConfigFileNamesThePath) {

@@ -218,6 +218,27 @@ TEST(ThriftCodec, UnreadableConfigValueNamesTheKey) {
       << config.status().message();
 }
 
+// What nimbus receives in submitTopology (and a worker reads from its spec)
+// meets the same schema as the client's own config.
+TEST(ThriftCodec, ConfigOutsideTheSchemaNamesKeyOriginAndExpected) {
+  std::map<std::string, t::ConfigEntry> entries;
+  t::ConfigEntry pending;
+  pending.value_yaml = "-5";
+  pending.origin = "rstorm.yaml:12";
+  entries["topology.max.spout.pending"] = pending;
+  t::ConfigEntry typo;
+  typo.value_yaml = "4";
+  typo.origin = "command line";
+  entries["topology.wokers"] = typo;
+  auto config = config_from_thrift(entries);
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(config.status().message(),
+            "topology.max.spout.pending: -5 (rstorm.yaml:12) is out of range: expected an integer "
+            ">= 1 or null; topology.wokers (command line) is not a config key rstorm reads; did "
+            "you mean 'topology.workers'?");
+}
+
 TEST(ThriftNode, SupervisorRegistrationRoundTripsThroughTheStore) {
   auto service = InMemoryCoordinationService::create();
   auto store = service->connect();

@@ -55,9 +55,9 @@ TEST(DataPlaneHandlerTest, UndeliverableTuplesHaveTheirTreesFailedSoTheSpoutRepl
   DataPlane plane(**rt, std::make_shared<spdlog::logger>(
                             "test", std::make_shared<spdlog::sinks::null_sink_mt>()));
   LostPeerSink lost(plane);
-  const auto& slots = (*rt)->executor_slots();
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i].port != 6700) (*rt)->route(static_cast<int>(i), &lost);
+  const auto& slots = (*rt)->task_slots();
+  for (std::size_t t = 1; t < slots.size(); ++t) {
+    if (slots[t].port != 6700) (*rt)->route(TaskId(static_cast<int>(t)), &lost);
   }
   plane.start(nullptr);
   (*rt)->start();

@@ -378,6 +378,8 @@ TEST_F(NimbusServiceTest, RebalanceChangesExecutorsAndBumpsTheAssignment) {
   ASSERT_TRUE(client_->deactivate("wc"));
   thrift::RebalanceOptions options;
   options.__set_num_executors({{"split", 6}});
+  options.__set_wait_secs(0);
+  const auto version = assignment(*id)->version;
   ASSERT_TRUE(client_->rebalance("wc", options));
   // A deactivated topology stays deactivated through a rebalance.
   ASSERT_TRUE(eventually([&] {
@@ -386,6 +388,7 @@ TEST_F(NimbusServiceTest, RebalanceChangesExecutorsAndBumpsTheAssignment) {
     return a && a->executors.size() == 10u && r && r->status == thrift::TopologyStatus::INACTIVE;
   }));
   EXPECT_EQ(record(*id)->component_executors.at("split"), 6);
+  EXPECT_EQ(assignment(*id)->version, version + 1);  // replaced, never removed
   options.__set_num_executors({{"split", 7}});
   auto too_many = client_->rebalance("wc", options);
   ASSERT_FALSE(too_many);

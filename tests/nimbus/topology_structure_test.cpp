@@ -47,10 +47,10 @@ TEST(TopologyStructureTest, RequestHasExecutorsTasksEdgesAndConfig) {
   EXPECT_EQ(request->edges.size(), 2u);
   EXPECT_EQ(request->priority, 3);
   EXPECT_EQ(request->strategy, scheduler::Strategy::kRoundRobin);
-  // count [0,1], split 3 executors over 6 tasks [2-3,4-5,6-7], words [8,9].
+  // count [1,2], split 3 executors over 6 tasks [3-4,5-6,7-8], words [9,10].
   EXPECT_EQ(request->executors[2].component, "split");
-  EXPECT_EQ(request->executors[2].first_task, 2);
-  EXPECT_EQ(request->executors[2].last_task, 3);
+  EXPECT_EQ(request->executors[2].first_task, 3);
+  EXPECT_EQ(request->executors[2].last_task, 4);
   EXPECT_EQ(task_count(s), 10);
   EXPECT_EQ(executor_count(s), 7);
 }

@@ -67,8 +67,8 @@ TEST_F(ScheduleCommandTest, PrintsPlacementByRackNodeAndWorkerWithNetworkCost) {
   EXPECT_NE(r.out.find("topology linear-network (resource-aware): scheduled, 20 executors in 5 "
                        "workers on 2 nodes\n  rack rack-1\n    node node-1 (node-1.rack-1): "
                        "memory 2176/4096 MB, cpu 390/400, slots 3/4\n      worker node-1:6700: "
-                       "heap 768/768 MB, off-heap 0 MB, cpu 150: spout[0] spout[1] b1[8] b2[12] "
-                       "b3[16] +1 acker\n"),
+                       "heap 768/768 MB, off-heap 0 MB, cpu 150: spout[1] spout[2] b1[9] b2[13] "
+                       "b3[17] +1 acker\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  network: 64 communicating pairs: 13 same worker, 25 same node, 26 "
@@ -86,8 +86,8 @@ TEST_F(ScheduleCommandTest, ExplainListsEveryDecisionWithItsDistanceTerms) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // memory (4096 - 128 - 128) / 4096, cpu (400 - 40 - 10) / 400, same rack as
   // the rack with most free: 0.5.
-  EXPECT_NE(r.out.find("    spout[0] -> node-1:6700 (new worker): distance 1.376 = memory 0.938, "
-                       "cpu 0.875, network 0.500\n    b1[8] -> node-1:6700: distance"),
+  EXPECT_NE(r.out.find("    spout[1] -> node-1:6700 (new worker): distance 1.376 = memory 0.938, "
+                       "cpu 0.875, network 0.500\n    b1[9] -> node-1:6700: distance"),
             std::string::npos)
       << r.out;
   std::size_t lines = 0;

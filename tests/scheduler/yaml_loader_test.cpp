@@ -97,11 +97,11 @@ components:
   EXPECT_EQ(t.acker_executors, 1);
   EXPECT_EQ(t.strategy, Strategy::kRoundRobin);
   ASSERT_EQ(t.executors.size(), 5u);
-  EXPECT_EQ(t.executors[0].first_task, 0);
-  EXPECT_EQ(t.executors[0].last_task, 1);
-  EXPECT_EQ(t.executors[1].first_task, 2);
+  EXPECT_EQ(t.executors[0].first_task, 1);
+  EXPECT_EQ(t.executors[0].last_task, 2);
+  EXPECT_EQ(t.executors[1].first_task, 3);
   EXPECT_EQ(t.executors[2].component, "count");
-  EXPECT_EQ(t.executors[2].first_task, 4);
+  EXPECT_EQ(t.executors[2].first_task, 5);
   EXPECT_EQ(t.executors[2].memory_mb(), 320);
   EXPECT_EQ(t.executors[2].generic.at("gpu.count"), 1);
   ASSERT_EQ(t.edges.size(), 1u);

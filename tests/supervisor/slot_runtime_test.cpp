@@ -59,6 +59,20 @@ const ComponentStats* find(const TopologyStats& s, const std::string& id) {
   return s.component(id);
 }
 
+// Routes each runtime's remote tasks straight to the other's queues.
+void route_to_each_other(SlotRuntime& a, SlotRuntime& b) {
+  const auto& slots = a.task_slots();
+  ASSERT_EQ(slots, b.task_slots());
+  for (std::size_t i = 1; i < slots.size(); ++i) {
+    const TaskId task(static_cast<int>(i));
+    if (slots[i] == a.self()) {
+      b.route(task, a.runtime().sink_of(task));
+    } else {
+      a.route(task, b.runtime().sink_of(task));
+    }
+  }
+}
+
 TEST_F(SlotRuntimeTest, WholeTopologyInOneSlotAcksEveryTupleAndSendsNothingRemote) {
   auto rt = make(placement(6700, 6700, 6700, 6700), 6700);
   ASSERT_TRUE(rt.ok()) << rt.status().message();
@@ -81,16 +95,7 @@ TEST_F(SlotRuntimeTest, TwoSlotsRoutedToEachOtherRunTheWholeTopologyWithAcking) 
   auto b = make(executors, 6701);
   ASSERT_TRUE(a.ok()) << a.status().message();
   ASSERT_TRUE(b.ok()) << b.status().message();
-  const auto& slots = (*a)->executor_slots();
-  ASSERT_EQ(slots, (*b)->executor_slots());
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    const TaskId first = (*a)->runtime().plan().executors[i].tasks.front();
-    if (slots[i].port == 6700) {
-      (*b)->route(static_cast<int>(i), (*a)->runtime().sink_of(first));
-    } else {
-      (*a)->route(static_cast<int>(i), (*b)->runtime().sink_of(first));
-    }
-  }
+  route_to_each_other(**a, **b);
   (*a)->start();
   (*b)->start();
   ASSERT_TRUE(eventually([&] {
@@ -132,12 +137,65 @@ TEST_F(SlotRuntimeTest, NewAssignmentMovingOnlyOtherWorkersExecutorsKeepsThisOne
   auto moved = (*rt)->layout_of(with_ackers(placement(6702, 6702, 6700, 6701)));
   ASSERT_TRUE(moved.ok()) << moved.status().message();
   std::set<int> ports;
-  for (const auto& s : *moved) ports.insert(s.port);
+  for (std::size_t t = 1; t < moved->size(); ++t) ports.insert((*moved)[t].port);
   EXPECT_EQ(ports, (std::set<int>{6700, 6701, 6702}));
   // The spout moving away changes this worker: it must restart.
   auto away = (*rt)->layout_of(with_ackers(placement(6701, 6701, 6701, 6701)));
   ASSERT_FALSE(away.ok());
-  EXPECT_NE(away.status().message().find("'sentences'"), std::string::npos) << away.status().message();
+  EXPECT_NE(away.status().message().find("sentences[4] leaves"), std::string::npos)
+      << away.status().message();
+}
+
+// A rebalance to `split=1`: its two tasks in one executor on the other worker.
+std::vector<SpecExecutor> split_as_one(int spout_port, int rest_port) {
+  return {{"count", 1, 1, "n", rest_port},  {"count", 2, 2, "n", rest_port},
+          {"report", 3, 3, "n", rest_port}, {"sentences", 4, 4, "n", spout_port},
+          {"split", 5, 6, "n", rest_port},  {"__acker", -1, -1, "n", spout_port},
+          {"__acker", -2, -2, "n", rest_port}};
+}
+
+TEST_F(SlotRuntimeTest, ExecutorsRegroupedInAnotherWorkerAreFollowedByReRoutingOnly) {
+  auto before = placement(6701, 6701, 6700, 6701);
+  before.push_back({"__acker", -1, -1, "n", 6700});
+  before.push_back({"__acker", -2, -2, "n", 6701});
+  auto spout_side = make(before, 6700);
+  ASSERT_TRUE(spout_side.ok()) << spout_side.status().message();
+  auto other = make(before, 6701);
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  // The spout's worker keeps running: split's tasks keep their ids and only
+  // their grouping elsewhere changes.
+  auto followed = (*spout_side)->layout_of(split_as_one(6700, 6701));
+  ASSERT_TRUE(followed.ok()) << followed.status().message();
+  EXPECT_EQ((*followed)[5].port, 6701);
+  EXPECT_EQ((*followed)[6].port, 6701);
+  // The worker whose split executors are regrouped must restart.
+  auto regrouped = (*other)->layout_of(split_as_one(6700, 6701));
+  ASSERT_FALSE(regrouped.ok());
+  EXPECT_NE(regrouped.status().message().find("split[5] leaves"), std::string::npos)
+      << regrouped.status().message();
+}
+
+TEST_F(SlotRuntimeTest, RunsTheAssignmentsExecutorsNotTheCompiledParallelism) {
+  // split has parallelism 2 in the library; the assignment gives it one
+  // executor holding both tasks, and the topology still acks every sentence.
+  auto a = make(split_as_one(6700, 6701), 6700);
+  auto b = make(split_as_one(6700, 6701), 6701);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  int split_executors = 0;
+  for (const auto& e : (*b)->own_executors()) split_executors += e.component == "split";
+  EXPECT_EQ(split_executors, 1);
+  route_to_each_other(**a, **b);
+  (*a)->start();
+  (*b)->start();
+  ASSERT_TRUE(eventually([&] {
+    auto s = (*a)->stats();
+    return find(s, "sentences") && find(s, "sentences")->acked == 50;
+  }));
+  EXPECT_EQ(find((*a)->stats(), "sentences")->failed, 0u);
+  EXPECT_EQ(find((*b)->stats(), "split")->executors, 1);
+  (*a)->stop();
+  (*b)->stop();
 }
 
 TEST_F(SlotRuntimeTest, RunsOnlyTheExecutorsOfItsSlot) {
@@ -151,8 +209,12 @@ TEST_F(SlotRuntimeTest, RunsOnlyTheExecutorsOfItsSlot) {
 
 TEST_F(SlotRuntimeTest, AssignmentDisagreeingWithTheTopologyNamesTheComponent) {
   auto executors = placement(6700, 6700, 6700, 6700);
-  executors.pop_back();  // one split executor too few
+  executors.pop_back();  // split's task 6 is in no executor
   auto rt = make(executors, 6700);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("'split'"), std::string::npos) << rt.status().message();
+  executors.push_back({"split", 6, 7, "n", 6700});  // a task split does not have
+  rt = make(executors, 6700);
   ASSERT_FALSE(rt.ok());
   EXPECT_NE(rt.status().message().find("'split'"), std::string::npos) << rt.status().message();
 }

@@ -705,10 +705,12 @@ class CaseRunner {
   std::string start_workers() {
     const Config config = topology_config(s_);
     // The assignment: every executor with its slot ("n", 6700 + worker);
-    // tasks numbered per component as nimbus would (any distinct ids do).
+    // tasks numbered from 1 in the topology's component order, as nimbus does.
     std::vector<SpecExecutor> assignment;
     int next_task = 1;
-    for (const auto& k : s_.components) {
+    for (const auto& spec : topology_->components()) {
+      const auto& k = *std::find_if(s_.components.begin(), s_.components.end(),
+                                    [&](const auto& c) { return c.id == spec.id; });
       for (int e = 0; e < k.executors(); ++e) {
         const int first = next_task + k.tasks * e / k.executors();
         const int last = next_task + k.tasks * (e + 1) / k.executors() - 1;
@@ -758,17 +760,16 @@ class CaseRunner {
     // Routes and peers, as WorkerProcess::apply_routes does.
     for (std::size_t w = 0; w < workers_.size(); ++w) {
       WorkerParts& p = workers_[w];
-      const auto& slots = p.slot->executor_slots();
-      const auto& plan = p.slot->runtime().plan();
+      const auto& slots = p.slot->task_slots();
       std::map<int, transport::PeerWorker> peers;
-      for (std::size_t i = 0; i < slots.size(); ++i) {
-        if (slots[i] == p.slot->self()) continue;
-        const auto peer = static_cast<std::size_t>(slots[i].port - 6700);
+      for (std::size_t t = 1; t < slots.size(); ++t) {
+        if (slots[t] == p.slot->self()) continue;
+        const auto peer = static_cast<std::size_t>(slots[t].port - 6700);
         auto [it, added] = peers.try_emplace(static_cast<int>(peer));
         if (added) it->second.address = addresses[peer];
-        const auto& tasks = plan.executors[i].tasks;
-        it->second.tasks.insert(it->second.tasks.end(), tasks.begin(), tasks.end());
-        p.slot->route(static_cast<int>(i), p.transport->sink(addresses[peer]));
+        const TaskId task(static_cast<int>(t));
+        it->second.tasks.push_back(task);
+        p.slot->route(task, p.transport->sink(addresses[peer]));
       }
       std::vector<transport::PeerWorker> list;
       for (auto& [index, peer] : peers) list.push_back(std::move(peer));

@@ -2,6 +2,8 @@
 // `rstorm-worker --spec <worker dir>/spec.json`. Thin composition root over
 // WorkerProcess; SIGTERM or SIGINT stops it cleanly (exit code 0). Exit code 3:
 // a new assignment changed what this worker runs; its supervisor starts it again.
+// Exit code 1 (cannot start or run) and 2 (unreadable spec) first write the
+// reason to the worker directory's `failure` file for the supervisor.
 #include <csignal>
 #include <iostream>
 
@@ -31,19 +33,27 @@ int main(int argc, char** argv) {
   auto logger = std::make_shared<spdlog::logger>("worker",
                                                  std::make_shared<spdlog::sinks::stderr_sink_mt>());
   logger->flush_on(spdlog::level::info);
-  auto spec = rstorm::worker_process::read_spec_file(spec_path);
+  namespace wp = rstorm::worker_process;
+  auto fail = [&](const std::filesystem::path& file, const std::string& reason, int code) {
+    logger->error("{}", reason);
+    if (auto s = wp::write_file_atomically(file, reason + "\n"); !s) {
+      logger->error("{}", s.to_string());
+    }
+    return code;
+  };
+  auto spec = wp::read_spec_file(spec_path);
   if (!spec) {
-    logger->error("cannot read the worker spec: {}", spec.status().to_string());
-    return 2;
+    return fail(std::filesystem::path(spec_path).parent_path() / "failure",
+                "cannot read the worker spec: " + spec.status().message(), 2);
   }
-  auto process = rstorm::worker_process::WorkerProcess::start(std::move(spec).value(), logger);
-  if (!process) {
-    logger->error("{}", process.status().to_string());
-    return 1;
-  }
+  const std::filesystem::path failure_file = spec->failure_file();
+  auto process = wp::WorkerProcess::start(std::move(spec).value(), logger);
+  if (!process) return fail(failure_file, process.status().message(), 1);
   (*process)->run(g_stop);
   const bool restart = (*process)->restart_needed();
+  const std::string failure = (*process)->failure();
   process->reset();
+  if (!failure.empty()) return fail(failure_file, failure, 1);
   logger->info(restart ? "worker stopped for a restart" : "worker stopped");
   return restart ? 3 : 0;
 }

@@ -1,6 +1,8 @@
 #include "worker/process/slot_runtime.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <tuple>
 #include <set>
 #include <thread>
 
@@ -27,26 +29,11 @@ void RoutedSink::force_push(worker::Batch& batch) {
 
 namespace {
 
-bool by_first_task(const SpecExecutor& a, const SpecExecutor& b) {
-  return a.task_start < b.task_start;
-}
-
 // Distinct slots of the assignment in (node, port) order.
 std::vector<SlotKey> slots_of(const std::vector<SpecExecutor>& executors) {
   std::set<SlotKey> slots;
   for (const auto& e : executors) slots.insert(SlotKey{e.node_id, e.port});
   return {slots.begin(), slots.end()};
-}
-
-// Assignment executors by component (ackers left out), each list in task order.
-std::map<std::string, std::vector<SpecExecutor>> by_component(
-    const std::vector<SpecExecutor>& executors) {
-  std::map<std::string, std::vector<SpecExecutor>> out;
-  for (const auto& e : executors) {
-    if (e.component != kAcker) out[e.component].push_back(e);
-  }
-  for (auto& [component, list] : out) std::sort(list.begin(), list.end(), by_first_task);
-  return out;
 }
 
 }  // namespace
@@ -96,41 +83,50 @@ api::Result<AckerLayout> acker_layout(const std::vector<SpecExecutor>& executors
   return layout;
 }
 
-api::Result<std::vector<SlotKey>> place_executors(const worker::TopologyPlan& plan,
-                                                  const std::vector<SpecExecutor>& executors,
-                                                  const AckerLayout& ackers) {
-  std::map<std::string, std::vector<int>> planned;  // component -> plan executor indices
-  for (const auto& ep : plan.executors) planned[ep.component->id].push_back(ep.index);
-  const auto assigned = by_component(executors);
-  std::vector<SlotKey> out(plan.executors.size());
-  for (const auto& [component, indices] : planned) {
-    if (component == kAcker) {
-      if (static_cast<int>(indices.size()) != ackers.count) {
-        return api::Status::error("the assignment has " + std::to_string(ackers.count) +
-                                  " ackers, the plan " + std::to_string(indices.size()));
+worker::ExecutorLayout executor_layout(const std::vector<SpecExecutor>& executors) {
+  worker::ExecutorLayout layout;
+  for (const auto& e : executors) {
+    if (e.component != kAcker) layout[e.component].emplace_back(e.task_start, e.task_end);
+  }
+  return layout;
+}
+
+api::Result<std::vector<SlotKey>> place_tasks(const worker::TopologyPlan& plan,
+                                              const std::vector<SpecExecutor>& executors,
+                                              const AckerLayout& ackers) {
+  if (static_cast<int>(plan.acker_tasks.size()) != ackers.count) {
+    return api::Status::error("the assignment has " + std::to_string(ackers.count) +
+                              " ackers, the plan " + std::to_string(plan.acker_tasks.size()));
+  }
+  std::vector<SlotKey> out(plan.task_executor.size());
+  std::vector<char> placed(plan.task_executor.size(), 0);
+  for (const auto& e : executors) {
+    if (e.component == kAcker) continue;
+    const worker::ComponentPlan* cp = plan.find_component(e.component);
+    if (cp == nullptr) {
+      return api::Status::error("the assignment has component '" + e.component +
+                                "', which the topology does not");
+    }
+    for (int t = e.task_start; t <= e.task_end; ++t) {
+      const auto task = static_cast<std::size_t>(t);
+      if (t < 1 || task >= out.size() || plan.layout->task_component[task] != e.component) {
+        return api::Status::error("the assignment gives task " + std::to_string(t) +
+                                  " to component '" + e.component +
+                                  "', which the topology's tasks of it do not include");
       }
-      for (std::size_t i = 0; i < indices.size(); ++i) {
-        out[static_cast<std::size_t>(indices[i])] = ackers.slots[i];
-      }
-      continue;
-    }
-    auto it = assigned.find(component);
-    if (it == assigned.end()) {
-      return api::Status::error("component '" + component + "' is not in the assignment");
-    }
-    if (it->second.size() != indices.size()) {
-      return api::Status::error("component '" + component + "': the assignment has " +
-                                std::to_string(it->second.size()) + " executors, the topology " +
-                                std::to_string(indices.size()));
-    }
-    for (std::size_t k = 0; k < indices.size(); ++k) {
-      out[static_cast<std::size_t>(indices[k])] = SlotKey{it->second[k].node_id, it->second[k].port};
+      out[task] = SlotKey{e.node_id, e.port};
+      placed[task] = 1;
     }
   }
-  for (const auto& [component, list] : assigned) {
-    if (planned.count(component) == 0) {
-      return api::Status::error("the assignment has component '" + component +
-                                "', which the topology does not");
+  for (std::size_t i = 0; i < plan.acker_tasks.size(); ++i) {
+    const auto task = static_cast<std::size_t>(plan.acker_tasks[i].value);
+    out[task] = ackers.slots[i];
+    placed[task] = 1;
+  }
+  for (std::size_t t = 1; t < out.size(); ++t) {
+    if (!placed[t]) {
+      return api::Status::error("the assignment places no executor for task " + std::to_string(t) +
+                                " of component '" + plan.layout->task_component[t] + "'");
     }
   }
   return out;
@@ -145,40 +141,39 @@ api::Result<std::unique_ptr<SlotRuntime>> SlotRuntime::create(SlotRuntimeOptions
     if (!entry.value.is_null()) config.set(key, entry.value, entry.origin);
   }
   config.set("topology.acker.executors", static_cast<std::int64_t>(ackers->count), "assignment");
-  auto made = worker::make_plan(options.topology_name, config, topology);
+  // The assignment's executors, not the parallelism compiled into the
+  // library: a rebalance may have changed how many a component has.
+  const worker::ExecutorLayout layout = executor_layout(options.executors);
+  auto made = worker::make_plan(options.topology_name, config, topology, &layout);
   if (!made.ok()) return made.status();
   std::unique_ptr<worker::TopologyPlan> plan = std::move(made).value();
-  auto slots = place_executors(*plan, options.executors, *ackers);
+  auto slots = place_tasks(*plan, options.executors, *ackers);
   if (!slots.ok()) return slots.status();
 
   std::unique_ptr<SlotRuntime> rt(new SlotRuntime());
   rt->self_ = SlotKey{options.node_id, options.port};
   rt->acker_count_ = ackers->count;
-  rt->executor_slots_ = std::move(slots).value();
+  rt->ackers_here_list_ = ackers->here;
+  rt->task_slots_ = std::move(slots).value();
   const std::size_t n = plan->executors.size();
   worker::ExecutorPlacement placement;
   placement.run_here.assign(n, false);
-  placement.remote_sinks.assign(n, nullptr);
-  rt->routed_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    placement.run_here[i] = rt->executor_slots_[i] == rt->self_;
-    if (placement.run_here[i]) continue;
-    rt->routed_[i] = std::make_unique<RoutedSink>();
-    placement.remote_sinks[i] = rt->routed_[i].get();
+  placement.remote_task_sinks.assign(rt->task_slots_.size(), nullptr);
+  rt->routed_.resize(rt->task_slots_.size());
+  for (std::size_t t = 1; t < rt->task_slots_.size(); ++t) {
+    if (rt->task_slots_[t] == rt->self_) continue;
+    rt->routed_[t] = std::make_unique<RoutedSink>();
+    placement.remote_task_sinks[t] = rt->routed_[t].get();
   }
-
-  // The executors run here, numbered as the assignment numbers them.
-  const auto assigned = by_component(options.executors);
-  std::map<std::string, int> ordinal;
+  std::set<int> local_tasks;
   for (const auto& ep : plan->executors) {
-    const std::string& component = ep.component->id;
-    const int k = ordinal[component]++;
-    if (!placement.run_here[static_cast<std::size_t>(ep.index)] || component == kAcker) continue;
-    const SpecExecutor& e = assigned.at(component)[static_cast<std::size_t>(k)];
-    rt->own_.push_back(e);
-    for (std::size_t i = 0; i < ep.tasks.size(); ++i) {
-      rt->nimbus_task_[ep.tasks[i].value] = e.task_start + static_cast<int>(i);
-    }
+    const auto first = static_cast<std::size_t>(ep.tasks.front().value);
+    placement.run_here[static_cast<std::size_t>(ep.index)] = rt->task_slots_[first] == rt->self_;
+    if (!placement.run_here[static_cast<std::size_t>(ep.index)]) continue;
+    for (auto t : ep.tasks) local_tasks.insert(t.value);
+    if (ep.component->role == worker::ExecutorRole::kAcker) continue;
+    rt->own_.push_back(SpecExecutor{ep.component->id, ep.tasks.front().value,
+                                    ep.tasks.back().value, options.node_id, options.port});
   }
   for (int i : ackers->here) {
     rt->own_.push_back(SpecExecutor{kAcker, -1 - i, -1 - i, options.node_id, options.port});
@@ -186,11 +181,6 @@ api::Result<std::unique_ptr<SlotRuntime>> SlotRuntime::create(SlotRuntimeOptions
   rt->ackers_here_ = ackers->here.size();
 
   // local-or-shuffle prefers the tasks of this worker.
-  std::set<int> local_tasks;
-  for (const auto& ep : plan->executors) {
-    if (!placement.run_here[static_cast<std::size_t>(ep.index)]) continue;
-    for (auto t : ep.tasks) local_tasks.insert(t.value);
-  }
   for (auto& component : plan->components) {
     for (auto& stream : component->streams) {
       for (auto& sub : stream->subscriptions) {
@@ -227,8 +217,8 @@ void SlotRuntime::stop() {
   if (runtime_) runtime_->stop();
 }
 
-void SlotRuntime::route(int executor, worker::TupleSink* sink) {
-  routed_.at(static_cast<std::size_t>(executor))->set_target(sink);
+void SlotRuntime::route(TaskId task, worker::TupleSink* sink) {
+  routed_.at(static_cast<std::size_t>(task.value))->set_target(sink);
 }
 
 api::Result<std::vector<SlotKey>> SlotRuntime::layout_of(
@@ -240,15 +230,33 @@ api::Result<std::vector<SlotKey>> SlotRuntime::layout_of(
                               std::to_string(acker_count_) + " to " +
                               std::to_string(ackers->count));
   }
-  auto slots = place_executors(runtime_->plan(), executors, *ackers);
-  if (!slots.ok()) return slots.status();
-  for (std::size_t i = 0; i < slots->size(); ++i) {
-    if (((*slots)[i] == self_) != (executor_slots_[i] == self_)) {
-      return api::Status::error("executor " + std::to_string(i) + " of component '" +
-                                runtime_->plan().executors[i].component->id + "' " +
-                                ((*slots)[i] == self_ ? "moves here" : "moves away"));
-    }
+  if (ackers->here != ackers_here_list_) {
+    return api::Status::error("the ackers this worker runs change");
   }
+  auto slots = place_tasks(runtime_->plan(), executors, *ackers);
+  if (!slots.ok()) return slots.status();
+  // The same executors here (same components, same task ranges)?
+  auto key = [](const SpecExecutor& e) { return std::tie(e.component, e.task_start, e.task_end); };
+  auto less = [&](const SpecExecutor& a, const SpecExecutor& b) { return key(a) < key(b); };
+  std::vector<SpecExecutor> mine, next, left, came;
+  for (const auto& e : own_) {
+    if (e.component != kAcker) mine.push_back(e);
+  }
+  for (const auto& e : executors) {
+    if (e.component != kAcker && SlotKey{e.node_id, e.port} == self_) next.push_back(e);
+  }
+  std::sort(mine.begin(), mine.end(), less);
+  std::sort(next.begin(), next.end(), less);
+  std::set_difference(mine.begin(), mine.end(), next.begin(), next.end(), std::back_inserter(left),
+                      less);
+  std::set_difference(next.begin(), next.end(), mine.begin(), mine.end(), std::back_inserter(came),
+                      less);
+  auto name = [](const SpecExecutor& e) {
+    return e.component + "[" + std::to_string(e.task_start) +
+           (e.task_end != e.task_start ? "-" + std::to_string(e.task_end) : std::string()) + "]";
+  };
+  if (!left.empty()) return api::Status::error("executor " + name(left.front()) + " leaves this worker");
+  if (!came.empty()) return api::Status::error("executor " + name(came.front()) + " comes to this worker");
   return slots;
 }
 
@@ -265,9 +273,7 @@ std::vector<HeartbeatError> SlotRuntime::recent_errors() const {
   std::vector<HeartbeatError> out;
   for (const auto& ex : runtime_->executors()) {
     for (auto& e : ex->recent_errors()) {
-      auto it = nimbus_task_.find(e.task.value);
-      out.push_back({ex->plan().component->id, it == nimbus_task_.end() ? e.task.value : it->second,
-                     e.time_ms, std::move(e.message)});
+      out.push_back({ex->plan().component->id, e.task.value, e.time_ms, std::move(e.message)});
     }
   }
   return out;

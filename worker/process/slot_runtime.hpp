@@ -7,11 +7,15 @@
 // transport's sink of the peer running it (route()) and re-points when a new
 // assignment moves that executor.
 //
-// Executors are matched to the assignment by component and ordinal: the k-th
-// executor (by first task) of component C in the assignment is the k-th
-// executor of C in the plan. Ackers: "__acker" executors of the assignment
-// when nimbus lists them; otherwise topology.acker.executors (null: one per
-// worker, Storm's default) spread over the workers in slot order.
+// The plan's executors are the assignment's: each component's tasks grouped
+// as the assignment groups them (a rebalance changes how many executors a
+// component has, never its task ids, which run from 1 as in the topology
+// API). Tuples for another worker go through one RoutedSink per remote task,
+// so a new assignment that regroups or moves only other workers' executors
+// is followed by re-routing, without a restart. Ackers: "__acker" executors
+// of the assignment when nimbus lists them; otherwise topology.acker.executors
+// (null: one per worker, Storm's default) spread over the workers in slot
+// order; they take the task ids after the components'.
 //
 // Thread contract: create/start/stop from one owner thread; route(),
 // activate(), deactivate(), stats(), recent_errors() from any thread.
@@ -75,8 +79,8 @@ struct SlotRuntimeOptions {
 
 class SlotRuntime {
  public:
-  // Fails naming the component whose executor count differs between the
-  // assignment and the topology, a factory that threw, or a bad config key.
+  // Fails naming a component whose tasks differ between the assignment and
+  // the topology, a factory that threw, or a bad config key.
   static api::Result<std::unique_ptr<SlotRuntime>> create(SlotRuntimeOptions options,
                                                           const Topology& topology);
   ~SlotRuntime();
@@ -89,15 +93,16 @@ class SlotRuntime {
   bool active() const { return active_.load(); }
   void stop();
 
-  // Where every plan executor runs (index: plan executor index).
-  const std::vector<SlotKey>& executor_slots() const { return executor_slots_; }
+  // Where every task runs (index: task id; entry 0 unused), ackers included.
+  const std::vector<SlotKey>& task_slots() const { return task_slots_; }
   const SlotKey& self() const { return self_; }
-  // Points the sink of remote executor `executor` (plan index) at `sink`.
-  // REQUIRES: that executor is not run here; `sink` outlives this runtime.
-  void route(int executor, worker::TupleSink* sink);
-  // Where the executors of `executors` (a newer assignment) run, by plan
-  // executor index. Fails when that assignment changes what runs here, or the
-  // number of ackers: the worker must then be restarted with a new plan.
+  // Points the sink of remote task `task` at `sink`.
+  // REQUIRES: that task is not run here; `sink` outlives this runtime.
+  void route(TaskId task, worker::TupleSink* sink);
+  // Where every task runs under `executors` (a newer assignment), as
+  // task_slots(). Fails when that assignment changes the executors run here
+  // (a component's tasks regrouped here, an executor moving in or out) or the
+  // ackers: the worker must then be restarted with a new plan.
   api::Result<std::vector<SlotKey>> layout_of(const std::vector<SpecExecutor>& executors) const;
 
   // The plan task ids run here.
@@ -108,11 +113,10 @@ class SlotRuntime {
 
   // Counters of the executors run here, per component.
   TopologyStats stats() const { return runtime_->stats(); }
-  // The last few errors of each executor run here, tasks numbered as nimbus
-  // numbers them. Any thread.
+  // The last few errors of each executor run here. Any thread.
   std::vector<HeartbeatError> recent_errors() const;
   // The executors run here, as (component, first task, last task) of the
-  // assignment (tasks as nimbus numbers them).
+  // assignment; ackers as -1, -2, ... as nimbus lists them.
   const std::vector<SpecExecutor>& own_executors() const { return own_; }
   std::size_t num_ackers_here() const { return ackers_here_; }
 
@@ -123,11 +127,11 @@ class SlotRuntime {
   int acker_count_ = 0;
   SlotKey self_;
   std::atomic<bool> active_{true};
-  std::vector<SlotKey> executor_slots_;
-  std::vector<std::unique_ptr<RoutedSink>> routed_;  // index: plan executor index (null: here)
+  std::vector<int> ackers_here_list_;  // acker indices run here
+  std::vector<SlotKey> task_slots_;    // index: task id
+  std::vector<std::unique_ptr<RoutedSink>> routed_;  // index: task id (null: here)
   std::unique_ptr<worker::TopologyRuntime> runtime_;
   std::vector<SpecExecutor> own_;
-  std::map<int, int> nimbus_task_;  // plan task id -> task id in the assignment
   std::size_t ackers_here_ = 0;
 };
 
@@ -141,11 +145,14 @@ struct AckerLayout {
 api::Result<AckerLayout> acker_layout(const std::vector<SpecExecutor>& executors,
                                       const Config& config, const std::string& node_id, int port);
 
-// Where every executor of `plan` runs under `executors` (index: plan executor
-// index), given the ackers' layout. Fails naming a component whose executor
-// count differs between the assignment and the plan.
-api::Result<std::vector<SlotKey>> place_executors(const worker::TopologyPlan& plan,
-                                                  const std::vector<SpecExecutor>& executors,
-                                                  const AckerLayout& ackers);
+// The executors of each component under `executors`, for make_plan.
+worker::ExecutorLayout executor_layout(const std::vector<SpecExecutor>& executors);
+
+// Where every task of `plan` runs under `executors` (index: task id), given
+// the ackers' layout. Fails naming a task the assignment leaves out or gives
+// to a component it does not belong to.
+api::Result<std::vector<SlotKey>> place_tasks(const worker::TopologyPlan& plan,
+                                              const std::vector<SpecExecutor>& executors,
+                                              const AckerLayout& ackers);
 
 }  // namespace rstorm::worker_process

@@ -99,7 +99,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
                                         transport.status().message());
   }
   process->transport_ = std::move(transport).value();
-  if (Status routed = process->apply_routes(s, rt.executor_slots()); !routed) return routed;
+  if (Status routed = process->apply_routes(s, rt.task_slots()); !routed) return routed;
   process->data_plane_->start(process->transport_.get());
 
   process->apply_status();  // before start: an INACTIVE topology starts with quiet spouts
@@ -171,9 +171,8 @@ void WorkerProcess::shutdown() {
 
 Status WorkerProcess::apply_routes(const WorkerSpec& spec, const std::vector<SlotKey>& slots) {
   std::map<SlotKey, transport::PeerWorker> peers;
-  const auto& plan = runtime_->runtime().plan();
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    const SlotKey& slot = slots[i];
+  for (std::size_t t = 1; t < slots.size(); ++t) {
+    const SlotKey& slot = slots[t];
     if (slot == runtime_->self()) continue;
     auto [it, added] = peers.try_emplace(slot);
     if (added) {
@@ -184,9 +183,9 @@ Status WorkerProcess::apply_routes(const WorkerSpec& spec, const std::vector<Slo
       }
       it->second.address = transport::WorkerAddress{std::move(host), slot.port};
     }
-    const auto& tasks = plan.executors[i].tasks;
-    it->second.tasks.insert(it->second.tasks.end(), tasks.begin(), tasks.end());
-    runtime_->route(static_cast<int>(i), transport_->sink(it->second.address));
+    const TaskId task(static_cast<int>(t));
+    it->second.tasks.push_back(task);
+    runtime_->route(task, transport_->sink(it->second.address));
   }
   std::vector<transport::PeerWorker> list;
   for (auto& [slot, peer] : peers) list.push_back(std::move(peer));
@@ -213,7 +212,8 @@ void WorkerProcess::follow_assignment() {
     restart_needed_ = true;
     return;
   }
-  logger_->info("assignment version {} -> {} of topology '{}': executors of other workers moved",
+  logger_->info("assignment version {} -> {} of topology '{}': executors of other workers changed; "
+                "re-routed",
                 spec_.assignment_version, next->assignment_version, spec_.topology_id);
   if (Status s = apply_routes(*next, *slots); !s) {
     logger_->warn("assignment version {}: {}; exiting so that the supervisor starts it again",
@@ -273,6 +273,11 @@ std::map<std::string, std::uint64_t> WorkerProcess::data_plane_counters() const 
 }
 
 Status WorkerProcess::write_heartbeat() {
+  // A worker is started once every task is open or prepared: until then its
+  // supervisor (and `submit --wait`) sees no heartbeat, and a task whose open
+  // or prepare throws ends the worker before it ever looks started.
+  if (!runtime_->runtime().ready()) return Status::ok();
+  announced_ = true;
   WorkerHeartbeatFile h;
   h.time_ms = now_ms();
   h.pid = ::getpid();
@@ -330,7 +335,16 @@ void WorkerProcess::run(const std::atomic<bool>& stop) {
   auto next_beat = std::chrono::steady_clock::now() + interval;
   while (!stop.load() && !restart_needed_) {
     std::this_thread::sleep_for(poll);
+    if (std::string fatal = runtime_->runtime().fatal_error(); !fatal.empty()) {
+      failure_ = std::move(fatal);
+      logger_->error("[topology={}] {}: the worker ends", spec_.topology_id, failure_);
+      break;
+    }
     apply_status();
+    if (!announced_) {
+      Status written = write_heartbeat();  // the first as soon as every task is ready
+      if (!written) logger_->warn("{}", written.to_string());
+    }
     if (std::chrono::steady_clock::now() >= next_beat) {
       follow_assignment();
       Status written = write_heartbeat();

@@ -47,6 +47,9 @@ class WorkerProcess {
   // A new assignment changes what this worker runs (or the number of
   // ackers): it must exit so that its supervisor starts it again.
   bool restart_needed() const { return restart_needed_; }
+  // Set when run() ended because an executor cannot run (its open or prepare
+  // threw): the reason, for the supervisor (WorkerSpec::failure_file()).
+  const std::string& failure() const { return failure_; }
 
   SlotRuntime& runtime() { return *runtime_; }
   const WorkerSpec& spec() const { return spec_; }
@@ -77,6 +80,8 @@ class WorkerProcess {
   std::unique_ptr<transport::Transport> transport_;
   std::chrono::steady_clock::time_point started_;
   bool restart_needed_ = false;
+  std::string failure_;
+  bool announced_ = false;  // a heartbeat was written (every task was ready)
   bool stopped_ = false;
   std::chrono::milliseconds stall_timeout_{10'000};  // topology.stall.timeout.secs
   bool stall_logged_ = false;                        // main thread: the stall was logged

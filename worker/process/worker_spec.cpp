@@ -31,6 +31,22 @@ SpecExecutor executor_from_json(const json& j) {
   return e;
 }
 
+// Both files hold integers only. nlohmann's get<int>() of a number with a
+// fraction is a cast, undefined when the number does not fit: such a number
+// makes the file unreadable instead. (A loop, not recursion: any depth parses.)
+bool holds_fraction(const json& root) {
+  std::vector<const json*> todo{&root};
+  while (!todo.empty()) {
+    const json* j = todo.back();
+    todo.pop_back();
+    if (j->is_number_float()) return true;
+    if (j->is_structured()) {
+      for (const json& child : *j) todo.push_back(&child);
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<SpecExecutor> WorkerSpec::own_executors() const {
@@ -74,6 +90,9 @@ Result<WorkerSpec> spec_from_json(std::string_view text) {
   WorkerSpec spec;
   try {
     const json j = json::parse(text);
+    if (holds_fraction(j)) {
+      return Status(ErrorCode::kInvalidArgument, "bad worker spec: a number with a fraction");
+    }
     spec.topology_id = j.at("topology_id").get<std::string>();
     spec.topology_name = j.at("topology_name").get<std::string>();
     spec.library = j.at("library").get<std::string>();
@@ -187,6 +206,9 @@ Result<WorkerHeartbeatFile> heartbeat_from_json(std::string_view text) {
   WorkerHeartbeatFile h;
   try {
     const json j = json::parse(text);
+    if (holds_fraction(j)) {
+      return Status(ErrorCode::kInvalidArgument, "bad worker heartbeat: a number with a fraction");
+    }
     h.time_ms = j.at("time_ms").get<std::int64_t>();
     h.pid = j.at("pid").get<std::int64_t>();
     h.topology_id = j.value("topology_id", std::string());

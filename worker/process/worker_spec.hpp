@@ -5,11 +5,12 @@
 // (not only this slot's executors): the worker needs it to know which tasks are
 // remote and how many ackers the topology has.
 //
-// Also the two small files a worker shares with its supervisor in its
-// directory: `status` (desired topology status, "ACTIVE" or "INACTIVE", written
-// by the supervisor, polled by the worker) and `heartbeat` (written by the
-// worker every worker.heartbeat.frequency.secs, read by the supervisor). Both
-// are replaced atomically (write to a temporary file, then rename).
+// Also the small files a worker shares with its supervisor in its directory:
+// `status` (desired topology status, "ACTIVE" or "INACTIVE", written by the
+// supervisor, polled by the worker), `heartbeat` (written by the worker every
+// worker.heartbeat.frequency.secs, read by the supervisor) and `failure` (why
+// the worker could not start or run, written as it exits 1). All are replaced
+// atomically (write to a temporary file, then rename).
 //
 // Plain values and free functions: thread-compatible.
 #pragma once
@@ -54,6 +55,9 @@ struct WorkerSpec {
   // The executors this worker runs (node_id == supervisor_id and port == port).
   std::vector<SpecExecutor> own_executors() const;
   std::filesystem::path spec_file() const { return worker_dir / "spec.json"; }
+  // Written by a worker that cannot start or run, just before it exits 1:
+  // why, in one line (read by the supervisor, reported to nimbus).
+  std::filesystem::path failure_file() const { return worker_dir / "failure"; }
   // The host of node `node_id`: node_hosts, else this worker's own host when
   // it is this worker's node; empty when unknown.
   std::string host_of(const std::string& node_id) const;

@@ -16,6 +16,7 @@ AckerExecutor::~AckerExecutor() {
 }
 
 void AckerExecutor::run() {
+  mark_ready();
   const std::int64_t sweep_period =
       std::clamp<std::int64_t>(timeout_ns_ / 10, 100'000'000, 1'000'000'000);
   Batch batch;

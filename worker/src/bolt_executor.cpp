@@ -105,9 +105,14 @@ void BoltExecutor::run() {
     try {
       t->bolt->prepare(conf, *t->context, *t->collector);
     } catch (const std::exception& e) {
-      report_error(t->id, std::string("prepare threw: ") + e.what());
+      report_fatal(t->id, std::string("prepare threw: ") + e.what());
+      return;  // the worker ends on it (TopologyRuntime::fatal_error)
+    } catch (...) {
+      report_fatal(t->id, "prepare threw a non-standard exception");
+      return;
     }
   }
+  mark_ready();
   if (tick_period_ns_ > 0) next_tick_ns_ = now_ns() + tick_period_ns_;
   const std::int32_t first_task = plan_.tasks.front().value;
   Batch batch;
@@ -140,7 +145,7 @@ void BoltExecutor::run() {
   }
 }
 
-void BoltExecutor::execute(Task& task, const Tuple& input) {
+void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {
   const bool sample = (++sample_counter_ & 31) == 0;
   const std::int64_t start = sample ? now_ns() : 0;
   try {
@@ -154,7 +159,7 @@ void BoltExecutor::execute(Task& task, const Tuple& input) {
                               input.source_component() + " failed");
     task.collector->fail(input);
   }
-  bump(stats_.executed);
+  bump(tick ? stats_.ticks : stats_.executed);
   if (sample) {
     record_latency(stats_.execute_ns, stats_.execute_samples, stats_.execute_latency,
                    static_cast<std::uint64_t>(now_ns() - start));
@@ -163,7 +168,7 @@ void BoltExecutor::execute(Task& task, const Tuple& input) {
 
 void BoltExecutor::send_ticks() {
   const std::int64_t secs = tick_period_ns_ / 1'000'000'000;
-  for (auto& t : tasks_) execute(*t, Tuple(&tick_info_, TaskId(), Values{secs}));
+  for (auto& t : tasks_) execute(*t, Tuple(&tick_info_, TaskId(), Values{secs}), /*tick=*/true);
   next_tick_ns_ = now_ns() + tick_period_ns_;
 }
 

@@ -12,12 +12,11 @@ std::size_t queue_slots(const RuntimeSettings& s) {
   return slots < 4 ? 4 : slots;
 }
 
-// Which destination executors this one never waits on (index: sink index).
-std::vector<char> never_wait_sinks(const TopologyPlan& plan, const ExecutorPlan& self) {
-  std::vector<char> out(plan.executors.size(), 0);
-  for (const auto& ep : plan.executors) {
-    out[static_cast<std::size_t>(ep.index)] =
-        TopologyPlan::never_wait(*self.component, *ep.component) ? 1 : 0;
+// Which destinations this executor never waits on (index: sink index).
+std::vector<char> never_wait_sinks(const ExecutorEnv& env, const ExecutorPlan& self) {
+  std::vector<char> out(env.sink_components.size(), 0);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = TopologyPlan::never_wait(*self.component, *env.sink_components[i]) ? 1 : 0;
   }
   return out;
 }
@@ -28,7 +27,7 @@ Executor::Executor(const ExecutorEnv& env, const ExecutorPlan& plan, Transfer::M
     : env_(env),
       plan_(plan),
       queue_(queue_slots(env.plan->settings)),
-      transfer_(&env.sinks, env.sinks.size(), &env.task_sink, never_wait_sinks(*env.plan, plan),
+      transfer_(&env.sinks, env.sinks.size(), &env.task_sink, never_wait_sinks(env, plan),
                 env.plan->settings.batch_size, mode, &stats_, env.stopping),
       emitter_(*env.plan, *plan.component, transfer_, stats_, seed, plan.index),
       idle_(max_park) {}
@@ -60,6 +59,20 @@ void Executor::join() {
 std::vector<RecentError> Executor::recent_errors() const {
   std::lock_guard lock(errors_mutex_);
   return {recent_errors_.begin(), recent_errors_.end()};
+}
+
+void Executor::report_fatal(TaskId task, std::string_view what) {
+  report_error(task, what);
+  std::lock_guard lock(errors_mutex_);
+  if (fatal_.empty()) {
+    fatal_ = "component '" + plan_.component->id + "' task " + std::to_string(task.value) + ": " +
+             std::string(what.substr(0, kMaxErrorMessage));
+  }
+}
+
+std::string Executor::fatal_error() const {
+  std::lock_guard lock(errors_mutex_);
+  return fatal_;
 }
 
 void Executor::report_error(TaskId task, std::string_view what) {

@@ -124,8 +124,31 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
   auto next_report = start + options.report_interval;
   std::optional<TopologyStats> previous;
   auto previous_at = start;
+  // Work done so far (spouts' emits, bolts' executes) and when it last grew.
+  auto work = [&] {
+    std::uint64_t n = 0;
+    for (const auto& c : runtime->stats().components) n += c.is_spout ? c.emitted : c.executed;
+    return n;
+  };
+  std::uint64_t last_work = 0;
+  auto last_change = start;
+  std::string failure;
   auto stopped = [&] {
     if (options.interrupted && options.interrupted->load()) return true;
+    failure = runtime->fatal_error();
+    if (!failure.empty()) return true;
+    if (options.until_idle.count() > 0) {
+      const std::uint64_t w = work();
+      if (w != last_work) {
+        last_work = w;
+        last_change = clock::now();
+      } else if (clock::now() - last_change >= options.until_idle && runtime->in_flight() == 0) {
+        out << "rstorm local: nothing moved for "
+            << std::chrono::duration<double>(options.until_idle).count()
+            << " s and no tree is pending: stopping" << std::endl;
+        return true;
+      }
+    }
     return options.duration.count() > 0 && clock::now() - start >= options.duration;
   };
   while (!stopped()) {
@@ -141,13 +164,18 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
     previous_at = clock::now();
     next_report += options.report_interval;
   }
-  std::optional<TopologyStats> last = runtime->stats();
   runtime->deactivate();
   const auto kill_deadline = clock::now() + options.kill_wait;
-  while (runtime->in_flight() > 0 && clock::now() < kill_deadline) {
+  while (failure.empty() && runtime->in_flight() > 0 && clock::now() < kill_deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   runtime->stop();
+  // After the drain: the acks of the last trees are in the totals.
+  std::optional<TopologyStats> last = runtime->stats();
+  if (!failure.empty()) {
+    if (options.component_failed) *options.component_failed = true;
+    return api::Status::error("topology '" + name + "' cannot run: " + failure);
+  }
   {
     char head[128];
     std::snprintf(head, sizeof head, "rstorm local: '%s' stopped after %.1f s; totals and mean rates:\n",

@@ -60,8 +60,10 @@ void collect_executor_metrics(metrics::Snapshot& out, const std::string& topolog
                 "Spouts: tuple trees failed or timed out; bolts: inputs failed", labels,
                 get(s.failed));
     if (!is_spout) {
-      out.counter("rstorm_tuples_executed_total", "Bolts: inputs executed", labels,
-                  get(s.executed));
+      out.counter("rstorm_tuples_executed_total", "Bolts: inputs executed (not tick tuples)",
+                  labels, get(s.executed));
+      out.counter("rstorm_tick_tuples_total", "Bolts: tick tuples executed", labels,
+                  get(s.ticks));
     }
     out.counter("rstorm_task_errors_total", "Exceptions and reported errors of tasks", labels,
                 get(s.errors));

@@ -112,9 +112,14 @@ void SpoutExecutor::run() {
     try {
       t->spout->open(conf, *t->context, *t->collector);
     } catch (const std::exception& e) {
-      report_error(t->id, std::string("open threw: ") + e.what());
+      report_fatal(t->id, std::string("open threw: ") + e.what());
+      return;  // the worker ends on it (TopologyRuntime::fatal_error)
+    } catch (...) {
+      report_fatal(t->id, "open threw a non-standard exception");
+      return;
     }
   }
+  mark_ready();
   while (!stop_requested()) {
     const std::int64_t previous = now_ns_;
     const std::int64_t now = now_ns_ = now_ns();

@@ -31,28 +31,70 @@ api::Result<RuntimeSettings> read_settings(const Config& c) {
   return s;
 }
 
-// Assigns task ids: components in id order, then the ackers.
-void assign_tasks(TopologyPlan& plan, const Topology& topology) {
-  auto layout = std::make_shared<TaskLayout>();
-  layout->task_component.push_back("");  // id 0 is unused
+std::string range_text(int first, int last) {
+  return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
+}
+
+// Assigns task ids: components in the topology's order from 1, then the
+// ackers. A component's tasks go to the executors `layout` gives it, or else
+// split over its parallelism as Storm splits them (the first tasks % executors
+// executors get one task more).
+api::Status assign_tasks(TopologyPlan& plan, const Topology& topology,
+                         const ExecutorLayout* layout) {
+  auto shared_layout = std::make_shared<TaskLayout>();
+  shared_layout->task_component.push_back("");  // id 0 is unused
   int next = 1;
-  auto add_component = [&](std::unique_ptr<ComponentPlan> cp, int tasks, int parallelism) {
+  auto add_executor = [&](const ComponentPlan* cp, int first, int last) {
+    ExecutorPlan ep;
+    ep.index = static_cast<int>(plan.executors.size());
+    ep.component = cp;
+    for (int t = first; t <= last; ++t) ep.tasks.emplace_back(t);
+    plan.executors.push_back(std::move(ep));
+  };
+  auto add_component = [&](std::unique_ptr<ComponentPlan> cp, int tasks,
+                           int parallelism) -> api::Status {
+    const int first = next;
     for (int i = 0; i < tasks; ++i) {
       cp->tasks.emplace_back(next++);
-      layout->task_component.push_back(cp->id);
+      shared_layout->task_component.push_back(cp->id);
     }
-    layout->component_tasks[cp->id] = cp->tasks;
-    // Tasks split into contiguous ranges, one per executor.
-    for (int e = 0; e < parallelism; ++e) {
-      ExecutorPlan ep;
-      ep.index = static_cast<int>(plan.executors.size());
-      ep.component = cp.get();
-      for (int i = tasks * e / parallelism; i < tasks * (e + 1) / parallelism; ++i) {
-        ep.tasks.push_back(cp->tasks[static_cast<std::size_t>(i)]);
+    shared_layout->component_tasks[cp->id] = cp->tasks;
+    const auto* given = layout == nullptr ? nullptr : [&]() -> const std::vector<std::pair<int, int>>* {
+      auto it = layout->find(cp->id);
+      return it == layout->end() ? nullptr : &it->second;
+    }();
+    if (given != nullptr) {
+      std::vector<std::pair<int, int>> ranges = *given;
+      std::sort(ranges.begin(), ranges.end());
+      int expected = first;
+      for (const auto& [lo, hi] : ranges) {
+        if (lo != expected || hi < lo || hi >= next) {
+          std::string have;
+          for (const auto& [a, b] : ranges) have += (have.empty() ? "" : ", ") + range_text(a, b);
+          return api::Status::error(
+              "component '" + cp->id + "': the assignment's executors hold tasks " + have +
+              ", but the topology's tasks are " + range_text(first, next - 1) +
+              " (is this the library the topology was submitted with?)");
+        }
+        add_executor(cp.get(), lo, hi);
+        expected = hi + 1;
       }
-      if (!ep.tasks.empty()) plan.executors.push_back(std::move(ep));
+      if (expected != next) {
+        return api::Status::error("component '" + cp->id + "': the assignment's executors hold " +
+                                  "tasks up to " + std::to_string(expected - 1) +
+                                  ", but the topology's tasks are " +
+                                  range_text(first, next - 1));
+      }
+    } else {
+      int at = first;
+      for (int e = 0; e < parallelism; ++e) {
+        const int count = tasks / parallelism + (e < tasks % parallelism ? 1 : 0);
+        if (count > 0) add_executor(cp.get(), at, at + count - 1);
+        at += count;
+      }
     }
     plan.components.push_back(std::move(cp));
+    return api::Status::ok();
   };
   for (const auto& spec : topology.components()) {
     auto cp = std::make_unique<ComponentPlan>();
@@ -60,7 +102,16 @@ void assign_tasks(TopologyPlan& plan, const Topology& topology) {
     cp->role = spec.kind == ComponentKind::kSpout ? ExecutorRole::kSpout : ExecutorRole::kBolt;
     cp->config = plan.config;
     cp->config.merge(spec.config);
-    add_component(std::move(cp), spec.num_tasks, std::min(spec.parallelism, spec.num_tasks));
+    const int parallelism = std::max(1, std::min(spec.parallelism, spec.num_tasks));
+    if (auto s = add_component(std::move(cp), spec.num_tasks, parallelism); !s.is_ok()) return s;
+  }
+  if (layout != nullptr) {
+    for (const auto& [component, ranges] : *layout) {
+      if (topology.component(component) == nullptr) {
+        return api::Status::error("the assignment has component '" + component +
+                                  "', which the topology does not");
+      }
+    }
   }
   if (plan.settings.acker_executors > 0) {
     auto acker = std::make_unique<ComponentPlan>();
@@ -68,14 +119,23 @@ void assign_tasks(TopologyPlan& plan, const Topology& topology) {
     acker->role = ExecutorRole::kAcker;
     acker->config = plan.config;
     int n = plan.settings.acker_executors;
-    add_component(std::move(acker), n, n);
+    const ComponentPlan* cp = acker.get();
+    const int first = next;
+    for (int i = 0; i < n; ++i) {
+      acker->tasks.emplace_back(next++);
+      shared_layout->task_component.push_back(acker->id);
+    }
+    shared_layout->component_tasks[acker->id] = acker->tasks;
+    for (int t = first; t < next; ++t) add_executor(cp, t, t);
+    plan.components.push_back(std::move(acker));
     plan.acker_tasks = plan.components.back()->tasks;
   }
   plan.task_executor.assign(static_cast<std::size_t>(next), -1);
   for (const auto& ep : plan.executors) {
     for (TaskId t : ep.tasks) plan.task_executor[static_cast<std::size_t>(t.value)] = ep.index;
   }
-  plan.layout = std::move(layout);
+  plan.layout = std::move(shared_layout);
+  return api::Status::ok();
 }
 
 // Builds every component's output streams and their subscribers.
@@ -172,7 +232,8 @@ const ComponentPlan* TopologyPlan::find_component(std::string_view id) const {
 }
 
 api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, const Config& config,
-                                                     const Topology& topology) {
+                                                     const Topology& topology,
+                                                     const ExecutorLayout* layout) {
   auto plan = std::make_unique<TopologyPlan>();
   plan->name = name;
   plan->config = config;
@@ -180,7 +241,7 @@ api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, co
   auto settings = read_settings(plan->config);
   if (!settings.ok()) return settings.status();
   plan->settings = *settings;
-  assign_tasks(*plan, topology);
+  if (auto s = assign_tasks(*plan, topology, layout); !s.is_ok()) return s;
   build_routes(*plan, topology);
   find_cycles(*plan);
   return plan;

@@ -47,21 +47,30 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
   const std::size_t n = rt->plan_->executors.size();
   auto here = [&](std::size_t i) { return placement.run_here.empty() || placement.run_here[i]; };
   rt->env_.plan = rt->plan_.get();
+  // Sinks 0..n-1: the executors run here (a remote executor's entry stays
+  // unused); then one per task run elsewhere, so that how another worker
+  // groups its tasks into executors can change without this plan changing.
   rt->env_.task_sink = rt->plan_->task_executor;
   rt->env_.sinks.assign(n, nullptr);
+  rt->env_.sink_components.assign(n, nullptr);
+  for (std::size_t i = 0; i < n; ++i) rt->env_.sink_components[i] = rt->plan_->executors[i].component;
   rt->env_.logger = std::move(logger);
   rt->env_.stopping = &rt->stopping_;
-  rt->local_index_.assign(n, -1);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (here(i)) continue;
+  for (const auto& ep : rt->plan_->executors) {
+    if (here(static_cast<std::size_t>(ep.index))) continue;
     rt->partial_ = true;
-    if (i >= placement.remote_sinks.size() || placement.remote_sinks[i] == nullptr) {
-      return api::Status::error("executor " + std::to_string(i) + " of component '" +
-                                rt->plan_->executors[i].component->id +
-                                "' runs elsewhere but has no sink");
+    for (TaskId t : ep.tasks) {
+      const auto task = static_cast<std::size_t>(t.value);
+      if (task >= placement.remote_task_sinks.size() || placement.remote_task_sinks[task] == nullptr) {
+        return api::Status::error("task " + std::to_string(t.value) + " of component '" +
+                                  ep.component->id + "' runs elsewhere but has no sink");
+      }
+      rt->env_.task_sink[task] = static_cast<int>(rt->env_.sinks.size());
+      rt->env_.sinks.push_back(placement.remote_task_sinks[task]);
+      rt->env_.sink_components.push_back(ep.component);
     }
-    rt->env_.sinks[i] = placement.remote_sinks[i];
   }
+  rt->local_index_.assign(rt->env_.sinks.size(), -1);
   try {
     for (const auto& ep : rt->plan_->executors) {
       if (!here(static_cast<std::size_t>(ep.index))) continue;
@@ -119,6 +128,20 @@ std::uint64_t TopologyRuntime::in_flight() const {
   std::uint64_t n = 0;
   for (const auto& ex : executors_) n += ex->in_flight();
   return n;
+}
+
+std::string TopologyRuntime::fatal_error() const {
+  for (const auto& ex : executors_) {
+    if (std::string e = ex->fatal_error(); !e.empty()) return e;
+  }
+  return "";
+}
+
+bool TopologyRuntime::ready() const {
+  for (const auto& ex : executors_) {
+    if (!ex->ready()) return false;
+  }
+  return true;
 }
 
 bool TopologyRuntime::runs_task(TaskId task) const { return local_executor_of(task) >= 0; }

@@ -514,8 +514,13 @@ struct FrameDecoder::State {
                           TMemoryBuffer::OBSERVE);
       buffer->readEnd();
       buffer->updateKnownMessageSize(static_cast<long>(size));
+      // The generated reader sizes a list before reading it, and Thrift bounds
+      // a list by the bytes left only for elements of a fixed size: a frame's
+      // lists cannot have more elements than the frame has bytes.
+      Protocol limited(buffer, 0,
+                       static_cast<std::int32_t>(std::min<std::size_t>(size, INT32_MAX)));
       wire::Frame f;
-      f.read(&proto);
+      f.read(&limited);
       const auto& set = f.__isset;
       const int count = set.hello + set.hello_ack + set.refused + set.tuples + set.backpressure;
       if (count != 1) fail("a frame with " + std::to_string(count) + " messages (needs 1)");
@@ -536,8 +541,8 @@ struct FrameDecoder::State {
 
 FrameDecoder::FrameDecoder(const PlanIndex& index, const std::vector<char>* local)
     : s_(std::make_unique<State>(index, local)) {
-  // Strings and lists can never be longer than a frame; Thrift checks list
-  // sizes against the frame length set per frame (updateKnownMessageSize).
+  // Strings and lists can never be longer than a frame: read_frame bounds
+  // both by the frame's length (updateKnownMessageSize, a container limit).
 }
 
 FrameDecoder::~FrameDecoder() = default;

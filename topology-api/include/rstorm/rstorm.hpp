@@ -4,6 +4,7 @@
 #include "rstorm/bolt.hpp"
 #include "rstorm/collectors.hpp"
 #include "rstorm/config.hpp"
+#include "rstorm/config_schema.hpp"
 #include "rstorm/fields.hpp"
 #include "rstorm/ids.hpp"
 #include "rstorm/output_fields_declarer.hpp"

@@ -25,7 +25,8 @@ class BoltExecutor final : public Executor {
   struct Task;
 
   void run() override;
-  void execute(Task& task, const Tuple& input);
+  // `tick`: a tick tuple, counted apart from the inputs executed.
+  void execute(Task& task, const Tuple& input, bool tick = false);
   void send_ticks();
 
   std::vector<std::unique_ptr<Task>> tasks_;

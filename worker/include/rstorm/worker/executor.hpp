@@ -31,8 +31,9 @@ namespace rstorm::worker {
 // What the executors of one running topology share. Borrowed; outlives them.
 struct ExecutorEnv {
   const TopologyPlan* plan = nullptr;
-  std::vector<TupleSink*> sinks;  // index: executor index (then remote sinks)
+  std::vector<TupleSink*> sinks;  // index: executor index, then one per remote task
   std::vector<int> task_sink;     // index: task id -> index into sinks
+  std::vector<const ComponentPlan*> sink_components;  // index: sink; whose tasks it takes
   std::shared_ptr<spdlog::logger> logger;
   const std::atomic<bool>* stopping = nullptr;
 };
@@ -81,6 +82,13 @@ class Executor {
   }
   // The last kMaxRecentErrors errors, oldest first. Any thread.
   std::vector<RecentError> recent_errors() const;
+  // Why this executor cannot run (a task's open or prepare threw), naming the
+  // component and task; empty while it can. As in Storm, such an executor's
+  // worker must end: its task never became ready. Any thread.
+  std::string fatal_error() const;
+  // Whether every task of this executor is open or prepared (the loop runs).
+  // Any thread.
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
 
  protected:
   // The loop, on the executor's thread; returns once stop_requested().
@@ -89,6 +97,10 @@ class Executor {
   bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
   // Counts an error and logs it with its context, at most once a second.
   void report_error(TaskId task, std::string_view what);
+  // Reports the error and marks the executor as unable to run (fatal_error()).
+  void report_fatal(TaskId task, std::string_view what);
+  // Called by run() once every task is open or prepared.
+  void mark_ready() { ready_.store(true, std::memory_order_release); }
 
   const ExecutorEnv& env_;
   const ExecutorPlan& plan_;
@@ -100,11 +112,13 @@ class Executor {
 
  private:
   std::atomic<bool> stop_{false};
+  std::atomic<bool> ready_{false};
   std::int64_t last_error_log_ns_ = 0;
   std::uint64_t errors_not_logged_ = 0;
   // Errors are rare: a mutex here costs nothing on the tuple path.
   mutable std::mutex errors_mutex_;
   std::deque<RecentError> recent_errors_;  // GUARDED_BY(errors_mutex_)
+  std::string fatal_;                      // GUARDED_BY(errors_mutex_)
   std::jthread thread_;
 };
 

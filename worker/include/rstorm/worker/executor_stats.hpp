@@ -36,7 +36,8 @@ struct alignas(64) ExecutorStats {
   std::atomic<std::uint64_t> transferred{0};  // tuples sent to tasks (emits x targets)
   std::atomic<std::uint64_t> acked{0};        // spout: trees completed; bolt: inputs acked
   std::atomic<std::uint64_t> failed{0};       // spout: trees failed/timed out; bolt: inputs failed
-  std::atomic<std::uint64_t> executed{0};     // bolt: inputs executed
+  std::atomic<std::uint64_t> executed{0};     // bolt: inputs executed (tick tuples not counted)
+  std::atomic<std::uint64_t> ticks{0};        // bolt: tick tuples executed
   std::atomic<std::uint64_t> errors{0};       // exceptions and report_error calls
   std::atomic<std::uint64_t> execute_ns{0};   // sum over sampled executes
   std::atomic<std::uint64_t> execute_samples{0};

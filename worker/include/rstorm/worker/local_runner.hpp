@@ -25,6 +25,12 @@ struct LocalRunOptions {
   std::chrono::milliseconds report_interval{5000};    // between live lines
   std::chrono::milliseconds kill_wait{1000};          // for in-flight tuples at the end
   const std::atomic<bool>* interrupted = nullptr;     // e.g. set by a SIGINT handler
+  // Ends the run once no spout emitted and no bolt executed anything for this
+  // long (0: off), as a test harness waits for a bounded input to drain.
+  std::chrono::milliseconds until_idle{0};
+  // Set when the run ended because a component could not run (its open or
+  // prepare threw), as opposed to an input that was bad from the start.
+  bool* component_failed = nullptr;
   // Serve /metrics (runtime_metrics.hpp) while running: -1 (default) no, 0 any free port.
   int metrics_port = -1;
   std::string metrics_host = "127.0.0.1";

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <utility>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -102,8 +104,17 @@ struct TopologyPlan {
 // conf/defaults.yaml, where null means "not set"); ConfigError on another type.
 std::int64_t config_int(const Config& config, std::string_view key, std::int64_t fallback);
 
-// Fails on a config value of the wrong type or out of range, naming the key.
+// The executors of some components as inclusive task ranges, as an
+// assignment gives them (a rebalance may have changed how many there are).
+using ExecutorLayout = std::map<std::string, std::vector<std::pair<int, int>>>;
+
+// Task ids run from 1 in the topology's component order, then the ackers'.
+// A component's executors are those `layout` gives it (null, or a component
+// it leaves out: the component's parallelism, tasks split as Storm splits
+// them). Fails on a config value of the wrong type or out of range, naming
+// the key, or on a layout whose ranges are not exactly the component's tasks.
 api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, const Config& config,
-                                                     const Topology& topology);
+                                                     const Topology& topology,
+                                                     const ExecutorLayout* layout = nullptr);
 
 }  // namespace rstorm::worker

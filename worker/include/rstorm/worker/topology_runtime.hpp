@@ -36,9 +36,11 @@ namespace rstorm::worker {
 struct ExecutorPlacement {
   // Index: plan executor index; true: run here. Empty: every executor.
   std::vector<bool> run_here;
-  // Index: plan executor index; the sink of an executor not run here
-  // (borrowed, must outlive the runtime). Unused for executors run here.
-  std::vector<TupleSink*> remote_sinks;
+  // Index: task id; the sink of a task not run here (borrowed, must outlive
+  // the runtime). Unused for tasks run here. Per task, not per executor: how
+  // other workers group their tasks into executors may change (a rebalance)
+  // while this runtime keeps running.
+  std::vector<TupleSink*> remote_task_sinks;
 };
 
 // Whether the executors run here make progress (see Executor::stalled_ns).
@@ -68,7 +70,7 @@ class TopologyRuntime {
       std::shared_ptr<spdlog::logger> logger, std::uint64_t seed);
   // Runs the executors `placement` selects of an already made plan (the
   // caller may have adjusted it, e.g. local-or-shuffle's local tasks).
-  // REQUIRES: every executor not run here has a remote sink.
+  // REQUIRES: every task not run here has a remote sink.
   static api::Result<std::unique_ptr<TopologyRuntime>> create(
       std::unique_ptr<TopologyPlan> plan, const Topology& topology,
       std::shared_ptr<spdlog::logger> logger, std::uint64_t seed, ExecutorPlacement placement);
@@ -87,6 +89,11 @@ class TopologyRuntime {
   // queues that are full now. Any thread.
   StallReport stall_report(std::chrono::milliseconds threshold) const;
   const TopologyPlan& plan() const { return *plan_; }
+  // Why the executors run here cannot all run (a task's open or prepare
+  // threw): the first executor's Executor::fatal_error(); empty otherwise.
+  std::string fatal_error() const;
+  // Whether every executor run here has opened or prepared its tasks.
+  bool ready() const;
   // The executors run here (for metrics: plan(), stats(), queue()). Fixed after create().
   const std::vector<std::unique_ptr<Executor>>& executors() const { return executors_; }
 
@@ -116,7 +123,7 @@ class TopologyRuntime {
   ExecutorEnv env_;
   std::atomic<bool> stopping_{false};
   std::vector<std::unique_ptr<Executor>> executors_;  // the ones run here
-  std::vector<int> local_index_;  // plan executor index -> index in executors_, or -1
+  std::vector<int> local_index_;  // sink index -> index in executors_, or -1
   bool partial_ = false;          // not every executor of the plan runs here
   std::mutex deliver_mutex_;
   std::vector<Batch> deliver_scratch_;  // GUARDED_BY(deliver_mutex_); index: executors_
