@@ -47,6 +47,7 @@ class SentenceSpout : public Spout {
   std::int64_t limit_ = 0;
   std::int64_t next_ = 0;
   std::vector<std::int64_t> replay_;
+  std::int64_t outstanding_ = 0;  // emitted, not yet acked or failed
 };
 
 class SplitSentence : public BasicBolt {

@@ -33,19 +33,24 @@ void SentenceSpout::next_tuple() {
   } else if (limit_ == 0 || next_ < limit_) {
     id = next_++;
   } else {
-    return;  // finite input done
+    // Finite input done: once every sentence is acked, nothing is left to replay.
+    if (outstanding_ == 0) out_->finish();
+    return;
   }
   const auto& sentences = word_count_sentences();
   out_->emit({sentences[static_cast<std::size_t>(id) % sentences.size()]}, id);
+  ++outstanding_;
 }
 
 void SentenceSpout::ack(const Value& msg_id) {
+  --outstanding_;
   if (!ledger_) return;
   std::lock_guard lock(ledger_->mutex);
   ++ledger_->acks[msg_id.as_int()];
 }
 
 void SentenceSpout::fail(const Value& msg_id) {
+  --outstanding_;
   replay_.push_back(msg_id.as_int());
   if (!ledger_) return;
   std::lock_guard lock(ledger_->mutex);

@@ -112,6 +112,7 @@ TEST(ClusterMetrics, PrometheusFindsEveryDaemonAndEveryDashboardQueryHasData) {
   lo.config.set("wordcount.report.print", false);
   lo.report_interval = std::chrono::hours(1);
   lo.interrupted = &stop;
+  lo.end_when_spouts_finish = false;  // /metrics stays up for the scrapes
   lo.metrics_port = 0;
   lo.on_metrics_ready = [&](const std::string& t) { target.set_value(t); };
   std::ostringstream local_out;

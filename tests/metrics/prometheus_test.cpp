@@ -28,6 +28,7 @@ TEST(PrometheusLocal, ScrapedValuesOfLocalModeMatchTheFiniteInput) {
   o.config.set("wordcount.report.print", false);
   o.report_interval = std::chrono::hours(1);
   o.interrupted = &stop;
+  o.end_when_spouts_finish = false;  // /metrics stays up for the scrapes
   o.metrics_port = 0;
   o.on_metrics_ready = [&](const std::string& t) { target.set_value(t); };
   std::ostringstream out;

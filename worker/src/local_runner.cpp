@@ -137,6 +137,12 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
     if (options.interrupted && options.interrupted->load()) return true;
     failure = runtime->fatal_error();
     if (!failure.empty()) return true;
+    if (options.end_when_spouts_finish && runtime->spouts_finished() &&
+        runtime->in_flight() == 0) {
+      out << "rstorm local: every spout has finished its input and every tree is complete"
+          << std::endl;
+      return true;
+    }
     if (options.until_idle.count() > 0) {
       const std::uint64_t w = work();
       if (w != last_work) {

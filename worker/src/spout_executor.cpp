@@ -10,6 +10,7 @@ struct SpoutExecutor::Task {
   std::unique_ptr<TopologyContext> context;
   std::unique_ptr<Collector> collector;
   std::uint32_t pending = 0;
+  bool finished = false;  // said it has no more input (finish())
   // With topology.max.spout.pending null: the adaptive bound on `pending`.
   double limit = SpoutExecutor::kInitialPendingLimit;
   std::int64_t last_decrease_ns = 0;
@@ -63,6 +64,13 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
 
   void report_error(std::string_view message) override {
     ex_.report_error(task_, "reported error: " + std::string(message));
+  }
+
+  void finish() override {
+    auto& task = *ex_.tasks_[static_cast<std::size_t>(task_index_)];
+    if (task.finished) return;
+    task.finished = true;
+    ex_.finished_tasks_.fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
@@ -192,7 +200,8 @@ bool SpoutExecutor::call_next_tuple() {
   bool emitted = false;
   for (auto& t : tasks_) {
     const std::uint32_t bound = adaptive_ ? static_cast<std::uint32_t>(t->limit) : max_pending;
-    for (std::size_t i = 0; i < burst_; ++i) {
+    if (t->finished) continue;
+    for (std::size_t i = 0; i < burst_ && !t->finished; ++i) {
       if (transfer_.has_backlog()) return emitted;
       if (bound > 0 && t->pending >= bound) break;
       const std::uint64_t before = emits_;

@@ -144,6 +144,16 @@ bool TopologyRuntime::ready() const {
   return true;
 }
 
+bool TopologyRuntime::spouts_finished() const {
+  bool any = false;
+  for (const auto& ex : executors_) {
+    if (ex->plan().component->role != ExecutorRole::kSpout) continue;
+    if (!ex->finished()) return false;
+    any = true;
+  }
+  return any;
+}
+
 bool TopologyRuntime::runs_task(TaskId task) const { return local_executor_of(task) >= 0; }
 
 int TopologyRuntime::local_executor_of(TaskId task) const {

@@ -30,6 +30,11 @@ class SpoutOutputCollector {
                        TaskId direct_task) = 0;
   // Counted in the component's error count and logged with its context.
   virtual void report_error(std::string_view message) = 0;
+  // This spout task has no more input (a bounded source): next_tuple() is not
+  // called again; ack() and fail() of its pending trees still are, so call it
+  // once nothing is left to replay. `rstorm local` ends when every spout task
+  // has finished and every tree is complete.
+  virtual void finish() = 0;
 
   void emit(Values values) { emit_to(kDefaultStream, std::move(values), Value(), TaskId()); }
   void emit(Values values, Value msg_id) {

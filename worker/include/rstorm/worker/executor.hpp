@@ -67,6 +67,9 @@ class Executor {
   const ExecutorPlan& plan() const { return plan_; }
   // Spouts: reliable tuples not yet acked or failed.
   virtual std::uint64_t in_flight() const { return 0; }
+  // Spouts: every task said it has no more input (SpoutOutputCollector::finish).
+  // Any thread.
+  virtual bool finished() const { return false; }
   // Spouts: how long, at steady-clock time `now_ns`, the spout has been
   // waiting without progress: trees pending (or its output held back by a full
   // queue) and no tree completed (or, untracked, emitted) since. 0 when it is

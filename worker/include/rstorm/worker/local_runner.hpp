@@ -28,6 +28,10 @@ struct LocalRunOptions {
   // Ends the run once no spout emitted and no bolt executed anything for this
   // long (0: off), as a test harness waits for a bounded input to drain.
   std::chrono::milliseconds until_idle{0};
+  // Ends the run once every spout finished its input (SpoutOutputCollector::
+  // finish) and every tree is complete. False: runs on until interrupted or
+  // the duration, e.g. to keep /metrics up for a scraper.
+  bool end_when_spouts_finish = true;
   // Set when the run ended because a component could not run (its open or
   // prepare threw), as opposed to an input that was bad from the start.
   bool* component_failed = nullptr;

@@ -34,6 +34,9 @@ class SpoutExecutor final : public Executor {
                 std::vector<std::unique_ptr<Spout>> spouts, std::uint64_t seed);
   ~SpoutExecutor() override;
 
+  bool finished() const override {
+    return finished_tasks_.load(std::memory_order_relaxed) == tasks_.size();
+  }
   std::uint64_t in_flight() const override {
     return in_flight_.load(std::memory_order_relaxed);
   }
@@ -72,6 +75,7 @@ class SpoutExecutor final : public Executor {
   std::atomic<bool> want_active_{true};
   bool active_ = false;
   std::atomic<std::uint64_t> in_flight_{0};
+  std::atomic<std::size_t> finished_tasks_{0};  // tasks that called finish()
   std::int64_t next_sweep_ns_ = 0;
   std::int64_t sweep_period_ns_;
   std::int64_t timeout_ns_;

@@ -94,6 +94,9 @@ class TopologyRuntime {
   std::string fatal_error() const;
   // Whether every executor run here has opened or prepared its tasks.
   bool ready() const;
+  // Whether this runtime runs spouts and every one of them has finished (a
+  // bounded input is all emitted; its trees may still be pending).
+  bool spouts_finished() const;
   // The executors run here (for metrics: plan(), stats(), queue()). Fixed after create().
   const std::vector<std::unique_ptr<Executor>>& executors() const { return executors_; }
 

@@ -1,0 +1,42 @@
+// The `rstorm` command line itself, as a user meets it: its version, an
+// unknown verb, and what it prints when nimbus cannot be reached.
+#include <gtest/gtest.h>
+
+#include "tests/cluster/cli_runner.hpp"
+
+namespace rstorm::testing {
+namespace {
+
+TEST(CliTest, VersionNamesTheReleaseTheCommitAndTheTopologyApi) {
+  auto verb = run_cli({"version"});
+  ASSERT_EQ(verb.exit_code, 0) << verb.output;
+  EXPECT_EQ(verb.output.rfind("rstorm 0.", 0), 0u) << verb.output;
+  EXPECT_NE(verb.output.find("(commit "), std::string::npos) << verb.output;
+  EXPECT_NE(verb.output.find(", topology API 1)"), std::string::npos) << verb.output;
+  auto flag = run_cli({"--version"});
+  ASSERT_EQ(flag.exit_code, 0) << flag.output;
+  EXPECT_EQ(flag.output, verb.output);
+}
+
+TEST(CliTest, UnknownVerbIsNamedWithTheNearestOne) {
+  auto r = run_cli({"submti", "lib.so"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output,
+            "rstorm: unknown command 'submti'; did you mean 'submit'? (rstorm --help lists the "
+            "commands)\n");
+  auto far = run_cli({"frobnicate"});
+  EXPECT_EQ(far.exit_code, 2) << far.output;
+  EXPECT_EQ(far.output.find("did you mean"), std::string::npos) << far.output;
+}
+
+TEST(CliTest, UnreachableNimbusIsExplainedWithoutThriftLibraryLines) {
+  // Port 1 on loopback: nothing listens there.
+  auto r = run_cli({"list", "-c", "nimbus.seeds=[\"127.0.0.1:1\"]"});
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_EQ(r.output.find("Thrift"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("TSocket"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("127.0.0.1:1"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace rstorm::testing
