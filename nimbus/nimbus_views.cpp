@@ -101,6 +101,20 @@ thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) 
   }
   std::lock_guard lock(mutex_);
   if (auto it = last_moved_.find(record.id); it != last_moved_.end()) s.moved_executors = it->second;
+  // The ackers the scheduler placed count in both totals, as on the nodes.
+  if (auto it = placements_.find(record.id); it != placements_.end() && loaded) {
+    int ackers = 0;
+    double memory = 0, cpu = 0;
+    for (const auto& w : it->second.workers) {
+      ackers += w.ackers;
+      memory += w.heap_mb + w.offheap_mb;
+      cpu += w.cpu;
+    }
+    s.requested_memory_mb += ackers * loaded->request.acker_onheap_mb;
+    s.requested_cpu += ackers * loaded->request.acker_cpu;
+    s.assigned_memory_mb = memory;
+    s.assigned_cpu = cpu;
+  }
   return s;
 }
 

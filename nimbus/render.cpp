@@ -210,7 +210,7 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
   out << "  memory: " << format_amount(t.assigned_memory_mb) << " MB assigned of "
       << format_amount(t.requested_memory_mb)
       << " MB requested; cpu: " << format_amount(t.assigned_cpu) << " of "
-      << format_amount(t.requested_cpu) << "\n";
+      << format_amount(t.requested_cpu) << " (ackers included)\n";
   // rack -> node -> port -> executors
   std::map<std::string, std::string> rack_of;
   for (const auto& n : placement.nodes) rack_of[n.node_id] = n.rack;

@@ -479,6 +479,7 @@ void Supervisor::check_health(int port) {
     if (reason.empty()) {
       const std::string last = last_log_line(dir / "worker.log");
       reason = "the worker exited" + (how ? " with " + *how : std::string()) +
+               " while still assigned, without saying why" +
                (last.empty() ? "" : "; its log ends: " + last);
     }
     // A worker stopping for a new assignment (exit code 3) is no failure.

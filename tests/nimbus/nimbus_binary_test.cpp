@@ -185,8 +185,10 @@ TEST_F(NimbusBinaryTest, SubmitListDescribeClusterKillThroughTheCommandLine) {
 
   auto deactivated = run(cli("deactivate wc"));
   EXPECT_EQ(deactivated.exit_code, 0) << deactivated.output;
-  auto killed = run(cli("kill wc --wait 0"));
+  // `kill` returns once nimbus accepted it; --wait-gone blocks until it is removed.
+  auto killed = run(cli("kill wc --wait 0 --wait-gone"));
   ASSERT_EQ(killed.exit_code, 0) << killed.output;
+  EXPECT_NE(killed.output.find("topology 'wc' removed"), std::string::npos) << killed.output;
   auto after = run(cli("list"));
   EXPECT_NE(after.output.find("No topologies running."), std::string::npos) << after.output;
   EXPECT_EQ(stop_nimbus(), 0) << "SIGTERM must stop rstorm-nimbus cleanly\n" << log_text();
