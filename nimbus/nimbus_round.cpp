@@ -22,7 +22,16 @@ void Nimbus::monitor_loop(std::stop_token stop) {
   while (!stop.stop_requested()) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, stop, options_.monitor_period, [this] { return dirty_; });
+      // A kill or rebalance whose wait ends before the next period is
+      // applied when it ends, not up to a monitor period later.
+      auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(options_.monitor_period);
+      const std::int64_t t = now();
+      auto sooner = [&](std::int64_t deadline_ms) {
+        wait = std::min(wait, std::chrono::milliseconds(std::max<std::int64_t>(0, deadline_ms - t) + 1));
+      };
+      for (const auto& [id, deadline] : kill_deadlines_) sooner(deadline);
+      for (const auto& [id, pending] : rebalances_) sooner(pending.deadline_ms);
+      wake_.wait_for(lock, stop, wait, [this] { return dirty_; });
       if (stop.stop_requested()) return;
       dirty_ = false;
     }

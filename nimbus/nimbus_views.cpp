@@ -66,6 +66,10 @@ void Nimbus::record_errors(const thrift::SupervisorHeartbeat& heartbeat) {
   }
 }
 
+// Supervisors heartbeat every supervisor.heartbeat.frequency.secs (5): three
+// missed beats make one silent.
+constexpr std::int64_t kSilentSupervisorMs = 15000;
+
 thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) {
   thrift::TopologySummary s;
   s.id = record.id;
@@ -83,9 +87,11 @@ thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) 
       s.requested_cpu += e.cpu;
     }
   }
+  std::set<std::pair<std::string, int>> workers;
+  std::map<std::string, std::string> hosts;
   if (auto node = store_.get(paths_.assignment(record.id))) {
     if (auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment")) {
-      std::set<std::pair<std::string, int>> workers;
+      hosts = a->node_hosts;
       for (const auto& e : a->executors) {
         workers.insert({e.slot.node_id, e.slot.port});
         s.assigned_memory_mb += e.resources.onheap_mb + e.resources.offheap_mb;
@@ -96,10 +102,26 @@ thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) 
     }
   }
   if (auto stall = stall_of(record.id)) s.__set_stall(std::move(*stall));
-  if (auto failing = failures_of(record.id); !failing.empty()) {
-    s.__set_failing_workers(std::move(failing));
-  }
+  std::vector<thrift::WorkerFailure> failing = failures_of(record.id);
   std::lock_guard lock(mutex_);
+  // A worker whose supervisor went silent is not known to run: say so until
+  // nimbus moves its executors (once ZooKeeper expires the supervisor).
+  const std::int64_t t = now();
+  for (const auto& [node, port] : workers) {
+    auto beat = supervisor_beats_.find(node);
+    if (beat == supervisor_beats_.end() || t - beat->second < kSilentSupervisorMs) continue;
+    thrift::WorkerFailure f;
+    f.topology_id = record.id;
+    f.slot.node_id = node;
+    f.slot.port = port;
+    f.host = hosts.count(node) ? hosts[node] : node;
+    f.exit_status = "unknown";
+    f.reason = "its supervisor has not heartbeated for " +
+               std::to_string((t - beat->second) / 1000) + " s";
+    f.first_time_ms = f.last_time_ms = beat->second;
+    failing.push_back(std::move(f));
+  }
+  if (!failing.empty()) s.__set_failing_workers(std::move(failing));
   if (auto it = last_moved_.find(record.id); it != last_moved_.end()) s.moved_executors = it->second;
   // The ackers the scheduler placed count in both totals, as on the nodes.
   if (auto it = placements_.find(record.id); it != placements_.end() && loaded) {

@@ -110,19 +110,30 @@ Status Supervisor::start() {
 void Supervisor::stop(StopMode mode) {
   if (!started_) return;
   started_ = false;
+  stopping_.store(true);  // the control thread launches no worker from now on
   thread_.request_stop();
   wake_.notify_all();
+  if (mode == StopMode::kStopWorkers) {
+    // Before the join: the control thread may wait in a ZooKeeper call for a
+    // long time (ZooKeeper down), and the workers must go either way.
+    std::vector<ProcessId> ids;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [port, slot] : slots_) ids.push_back(slot.record.process);
+    }
+    const int killed = terminate_processes(ids, options_.shutdown_wait);
+    logger_.info("supervisor {} stopped {} workers ({} needed SIGKILL)", id_, ids.size(), killed);
+  }
   if (thread_.joinable()) thread_.join();
   store_.remove_session_listener(session_listener_);
   if (mode == StopMode::kStopWorkers) {
     std::vector<ProcessId> ids;
     for (const auto& [port, slot] : slots_) ids.push_back(slot.record.process);
-    const int killed = terminate_processes(ids, options_.shutdown_wait);
+    (void)terminate_processes(ids, options_.shutdown_wait);  // gone already, barring a race
     for (const auto& [port, slot] : slots_) {
       (void)local_.remove_worker(port);
       launcher_.clean_worker_dir(slot.record.topology_id, port);
     }
-    logger_.info("supervisor {} stopped {} workers ({} needed SIGKILL)", id_, ids.size(), killed);
     std::lock_guard lock(mutex_);
     slots_.clear();
   }
@@ -397,6 +408,7 @@ void Supervisor::reconcile(const std::map<int, Desired>& desired,
 }
 
 void Supervisor::start_worker(int port, const Desired& d, bool active, int launches) {
+  if (stopping_.load()) return;
   const std::string& topology_id = d.assignment.topology_id;
   auto spec = launcher_.prepare(d.assignment, id_, port);
   Result<ProcessId> process = spec ? launcher_.launch(*spec, active) : Result<ProcessId>(spec.status());

@@ -15,6 +15,7 @@
 // work; coordination callbacks only mark it dirty and wake it.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -126,6 +127,7 @@ class Supervisor {
   bool reregister_ = false;    // guarded by mutex_
   std::set<std::string> armed_;  // watched paths (prefix "c:" children); guarded by mutex_
   std::map<int, Slot> slots_;  // guarded by mutex_ (written by the control thread only)
+  std::atomic<bool> stopping_{false};  // stop() began: launch nothing
   std::map<std::string, bool> status_written_;  // topology-port -> active; control thread
   std::map<int, thrift::WorkerFailure> failures_;  // by port; control thread
   std::uint64_t rounds_ = 0;   // guarded by mutex_
