@@ -123,6 +123,11 @@ void ClusterState::take_port(std::uint32_t n, int port) {
   ports.erase(std::lower_bound(ports.begin(), ports.end(), port));
 }
 
+void ClusterState::release_port(std::uint32_t n, int port) {
+  auto& ports = nodes_[n].free_ports;
+  ports.insert(std::lower_bound(ports.begin(), ports.end(), port), port);
+}
+
 void ClusterState::charge(std::uint32_t n, double memory_mb, double cpu,
                           const GenericResources& generic, int sign) {
   NodeState& node = nodes_[n];

@@ -45,6 +45,8 @@ class ClusterState {
 
   // REQUIRES: `port` is free on node n.
   void take_port(std::uint32_t n, int port);
+  // Makes `port` (a slot of node n) free again. REQUIRES: it was taken.
+  void release_port(std::uint32_t n, int port);
   // Adds (sign +1) or returns (sign -1) resources on node n.
   void charge(std::uint32_t n, double memory_mb, double cpu, const GenericResources& generic,
               int sign = 1);

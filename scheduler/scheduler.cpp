@@ -148,6 +148,19 @@ Result<ScheduleResult> schedule(const Cluster& cluster,
     }
     return natural_less(requests[a].id.value(), requests[b].id.value());
   });
+  // The slots a topology runs in now stay its own while the others are
+  // placed: one placed before it must not take them (its workers there would
+  // be stopped and its executors moved only because another topology came).
+  std::vector<std::vector<std::pair<std::uint32_t, int>>> held(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    for (const auto& slot : requests[i].current) {
+      if (!slot) continue;
+      const std::uint32_t n = state.find(slot->node);
+      if (n == kNoNode || !state.has_port(n, slot->port)) continue;
+      state.take_port(n, slot->port);
+      held[i].emplace_back(n, slot->port);
+    }
+  }
   ScheduleResult result;
   result.topologies.resize(requests.size());
   std::set<std::string> seen;
@@ -157,14 +170,15 @@ Result<ScheduleResult> schedule(const Cluster& cluster,
     if (fault.empty() && !seen.insert(request.id.value()).second) {
       fault = "topology '" + request.id.value() + "' is submitted twice";
     }
+    ClusterState trial = state;  // committed only if the whole topology fits
+    for (const auto& [n, port] : held[index]) trial.release_port(n, port);
     if (fault.empty() && request.strategy == Strategy::kResourceAware) {
-      fault = precheck(state, request);
+      fault = precheck(trial, request);
     }
     if (!fault.empty()) {
       result.topologies[index] = unscheduled(request, std::move(fault));
       continue;
     }
-    ClusterState trial = state;  // committed only if the whole topology fits
     TopologyPlacement placement = request.strategy == Strategy::kRoundRobin
                                       ? schedule_round_robin(trial, request)
                                       : schedule_resource_aware(trial, request);

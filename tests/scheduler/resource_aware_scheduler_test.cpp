@@ -305,6 +305,27 @@ TEST(ResourceAwareSchedulerTest, ReschedulingAfterNodeLossMovesOnlyItsExecutors)
   for (const NodeUsage& n : after.nodes) EXPECT_LE(n.memory_used_mb, n.memory_capacity_mb);
 }
 
+TEST(ResourceAwareSchedulerTest, ANewTopologyPlacedFirstLeavesTheSlotsOthersRunInAlone) {
+  Cluster cluster = make_cluster({1});
+  // "b" runs alone now; "a" comes and is placed first (its id sorts first).
+  TopologyRequest b = make_topology("b", {spout("s", 2), bolt("x", 2)}, {{"s", "x"}});
+  ScheduleResult before = schedule_ok(cluster, {b});
+  ASSERT_TRUE(before.topologies[0].scheduled);
+  b.current.assign(before.topologies[0].executor_slots.begin(),
+                   before.topologies[0].executor_slots.end());
+  TopologyRequest a = make_topology("a", {spout("s", 1)}, {});
+  ScheduleResult after = schedule_ok(cluster, {a, b});
+  ASSERT_TRUE(after.topologies[0].scheduled);
+  ASSERT_TRUE(after.topologies[1].scheduled);
+  EXPECT_EQ(after.topologies[1].moved_executors, 0);
+  EXPECT_EQ(after.topologies[1].executor_slots, before.topologies[0].executor_slots);
+  for (const WorkerSlot& slot : after.topologies[0].executor_slots) {
+    for (const WorkerSlot& taken : before.topologies[0].executor_slots) {
+      EXPECT_NE(slot, taken) << "'a' took a slot 'b' runs in";
+    }
+  }
+}
+
 TEST(ResourceAwareSchedulerTest, InvalidRequestIsReportedNotScheduled) {
   Cluster cluster = make_cluster({1});
   TopologyRequest t = make_topology("t", {spout("s", 1)}, {{"s", "missing"}});
