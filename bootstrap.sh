@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a Debian 12 machine for rstorm, builds it, and then:
 #   ./bootstrap.sh demo    runs the word-count topology in local mode
-#   ./bootstrap.sh test    runs the whole test suite
+#   ./bootstrap.sh test    runs the whole test suite, then a short fuzz run (fuzz/run.sh)
 #   ./bootstrap.sh build   only installs what is missing and builds
 # Installing is idempotent: packages already present are not touched.
 set -euo pipefail
@@ -13,7 +13,7 @@ PACKAGES=(
   libthrift-dev thrift-compiler libevent-dev libzookeeper-mt-dev zookeeper
   libyaml-cpp-dev librocksdb-dev prometheus-cpp-dev libgtest-dev libgmock-dev
   libspdlog-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libssl-dev
-  prometheus default-jre-headless iproute2 procps curl
+  prometheus default-jre-headless iproute2 procps curl clang
 )
 BUILD_DIR=${RSTORM_BUILD_DIR:-build}
 JOBS=${RSTORM_JOBS:-2}
@@ -74,6 +74,9 @@ case "$cmd" in
     check_tests_registered
     build
     ctest --test-dir "$BUILD_DIR" -j"$JOBS" --output-on-failure --timeout 600
+    # Every decoder of outside bytes under libFuzzer with ASan+UBSan, briefly
+    # (fuzz/README.md: `fuzz/run.sh 1000000` is the long run).
+    RSTORM_FUZZ_JOBS="$JOBS" fuzz/run.sh "${RSTORM_FUZZ_RUNS:-5000}"
     ;;
   *)
     echo "usage: $0 [demo|test|build]" >&2

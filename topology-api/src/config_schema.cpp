@@ -185,6 +185,10 @@ std::string_view near_miss(std::string_view key) {
   std::string_view best;
   std::size_t best_distance = kTypoDistance + 1;
   for (const auto& spec : config_schema()) {
+    // No closer than their difference in length: skip the table (a 16 MB key
+    // would need one of 5 GB, and keys of a submitted config are anyone's).
+    const std::size_t shorter = std::min(key.size(), spec.name.size());
+    if (std::max(key.size(), spec.name.size()) - shorter > kTypoDistance) continue;
     const std::size_t d = edit_distance(key, spec.name);
     if (d < best_distance) {
       best_distance = d;
