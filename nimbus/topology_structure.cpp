@@ -92,6 +92,8 @@ void check_inputs(const thrift::ComponentDef& c,
   }
 }
 
+constexpr int kMaxTasksPerComponent = 100000;
+
 void check_resources(const thrift::ComponentDef& c, std::vector<std::string>& problems) {
   if (c.parallelism < 1) {
     problems.push_back("component '" + c.id + "' has parallelism " + std::to_string(c.parallelism) +
@@ -99,6 +101,13 @@ void check_resources(const thrift::ComponentDef& c, std::vector<std::string>& pr
   }
   if (c.num_tasks < 0) {
     problems.push_back("component '" + c.id + "' has " + std::to_string(c.num_tasks) + " tasks");
+  }
+  // Every executor and task becomes a scheduler entry: a count no cluster
+  // could run would only exhaust nimbus's memory.
+  if (c.parallelism > kMaxTasksPerComponent || c.num_tasks > kMaxTasksPerComponent) {
+    problems.push_back("component '" + c.id + "' has parallelism " +
+                       std::to_string(c.parallelism) + " and " + std::to_string(c.num_tasks) +
+                       " tasks; at most " + std::to_string(kMaxTasksPerComponent) + " of each");
   }
   const auto& r = c.resources;
   if (r.onheap_mb < 0 || r.offheap_mb < 0 || r.cpu_pcore_percent < 0) {

@@ -35,6 +35,17 @@ TEST(TopologyStructureTest, ZeroParallelismIsNamed) {
   EXPECT_NE(status.message().find("component 'split' has parallelism 0"), std::string::npos);
 }
 
+TEST(TopologyStructureTest, ParallelismNoClusterCouldRunIsRefusedBeforeAnythingIsBuilt) {
+  auto s = word_count_structure();
+  s.components[1].parallelism = 2147483647;  // as a crafted submit could send it
+  Status status = validate_structure(s);
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("component 'split' has parallelism 2147483647 and"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("at most 100000 of each"), std::string::npos) << status.message();
+}
+
 TEST(TopologyStructureTest, RequestHasExecutorsTasksEdgesAndConfig) {
   auto s = word_count_structure();
   s.components[1].num_tasks = 6;
