@@ -1000,9 +1000,11 @@ class CaseRunner {
         std::size_t producers = 0;
         for (const auto& p : queues_) producers += p.worker == w ? 1 : 0;
         // The data lane: frames while under the byte limit, plus one batch
-        // (one frame) per producer that passed the check at the same time;
-        // the write in progress took a whole lane: as much again.
-        const double lane = static_cast<double>(s_.buffer_bytes / min_frame_ + 1 + producers);
+        // (one frame) per producer and task of this executor that passed the
+        // check at the same time (a producer batches per remote task); the
+        // write in progress took a whole lane: as much again.
+        const double lane = static_cast<double>(s_.buffer_bytes / min_frame_ + 1) +
+                            static_cast<double>(producers) * tasks_here;
         remote += 2 * lane;
       }
       // Frames written to sockets and not yet decoded (all connections).
