@@ -75,6 +75,18 @@ class ClusterTest : public ::testing::Test {
     return *a;
   }
 
+  // The assignment once every worker of it runs; nullopt if that never happens.
+  std::optional<thrift::Assignment> running_assignment() const {
+    std::optional<thrift::Assignment> a;
+    if (!eventually([&] {
+          a = assignment();
+          return a && every_assigned_worker_runs(*a);
+        })) {
+      return std::nullopt;
+    }
+    return a;
+  }
+
   int supervisor_index(const std::string& id) const {
     for (int i = 0; i < cluster_->num_supervisors(); ++i) {
       if (cluster_->supervisor_id(i) == id) return i;
@@ -397,11 +409,8 @@ std::map<std::pair<std::string, int>, std::set<std::tuple<std::string, int, int>
 TEST_F(ClusterTest, RebalanceChangesAComponentsExecutorsLiveAndLeavesOtherWorkersRunning) {
   start_cluster();
   submit_word_count();
-  std::optional<thrift::Assignment> before;
-  ASSERT_TRUE(eventually([&] {
-    before = assignment();
-    return before && every_assigned_worker_runs(*before);
-  }));
+  std::optional<thrift::Assignment> before = running_assignment();
+  ASSERT_TRUE(before);
   std::map<std::pair<std::string, int>, std::int64_t> pid_before;
   for (const auto& [slot, executors] : executors_by_slot(*before)) {
     pid_before[slot] = heartbeat(slot.first, before->topology_id, slot.second)->pid;
@@ -463,11 +472,8 @@ TEST_F(ClusterTest, RebalanceChangesAComponentsExecutorsLiveAndLeavesOtherWorker
 TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
   start_cluster();
   submit_word_count();
-  std::optional<thrift::Assignment> a;
-  ASSERT_TRUE(eventually([&] {
-    a = assignment();
-    return a && every_assigned_worker_runs(*a);
-  }));
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
   const auto& victim = a->executors.front().slot;
   auto before = heartbeat(victim.node_id, a->topology_id, victim.port);
   ASSERT_TRUE(before);
@@ -484,11 +490,8 @@ TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
 TEST_F(ClusterTest, DeactivateAndActivateReachTheSpoutsOfEveryWorker) {
   start_cluster();
   submit_word_count();
-  std::optional<thrift::Assignment> a;
-  ASSERT_TRUE(eventually([&] {
-    a = assignment();
-    return a && every_assigned_worker_runs(*a);
-  }));
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
   std::set<std::pair<std::string, int>> slots;
   for (const auto& e : a->executors) slots.insert({e.slot.node_id, e.slot.port});
   auto all_workers = [&](bool active) {
@@ -510,11 +513,8 @@ TEST_F(ClusterTest, DeactivateAndActivateReachTheSpoutsOfEveryWorker) {
 TEST_F(ClusterTest, StoppedSupervisorsExecutorsMoveToTheOtherAndTheRestStay) {
   start_cluster();
   submit_word_count();
-  std::optional<thrift::Assignment> a;
-  ASSERT_TRUE(eventually([&] {
-    a = assignment();
-    return a && every_assigned_worker_runs(*a);
-  }));
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
   // Stop the supervisor with the fewest executors; if the scheduler put
   // everything on one node, stop that one (its executors must move).
   std::map<std::string, int> per_node;
@@ -546,11 +546,8 @@ TEST_F(ClusterTest, StoppedSupervisorsExecutorsMoveToTheOtherAndTheRestStay) {
 TEST_F(ClusterTest, StandbyNimbusTakesOverAndTheTopologyKeepsRunning) {
   start_cluster(2);
   submit_word_count();
-  std::optional<thrift::Assignment> a;
-  ASSERT_TRUE(eventually([&] {
-    a = assignment();
-    return a && every_assigned_worker_runs(*a);
-  }));
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
   const auto pids = worker_pids_on_disk();
   ASSERT_TRUE(cluster_->kill_nimbus(0));
   // The standby leads: it answers `list` on its own port and shows wc.
@@ -571,11 +568,8 @@ TEST_F(ClusterTest, StandbyNimbusTakesOverAndTheTopologyKeepsRunning) {
 TEST_F(ClusterTest, ClusterRecoversFromZooKeeperRestart) {
   start_cluster();
   submit_word_count();
-  std::optional<thrift::Assignment> a;
-  ASSERT_TRUE(eventually([&] {
-    a = assignment();
-    return a && every_assigned_worker_runs(*a);
-  }));
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
   ASSERT_TRUE(zk_->restart());
   // Supervisors are registered again, the assignment is there, workers run,
   // and nimbus answers.

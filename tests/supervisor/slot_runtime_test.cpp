@@ -73,6 +73,18 @@ void route_to_each_other(SlotRuntime& a, SlotRuntime& b) {
   }
 }
 
+// Routes the two runtimes to each other, starts both and waits until the
+// spout (in `a`) has every one of its 50 sentences acked.
+void run_until_every_sentence_is_acked(SlotRuntime& a, SlotRuntime& b) {
+  route_to_each_other(a, b);
+  a.start();
+  b.start();
+  ASSERT_TRUE(eventually([&] {
+    auto s = a.stats();
+    return find(s, "sentences") && find(s, "sentences")->acked == 50;
+  }));
+}
+
 TEST_F(SlotRuntimeTest, WholeTopologyInOneSlotAcksEveryTupleAndSendsNothingRemote) {
   auto rt = make(placement(6700, 6700, 6700, 6700), 6700);
   ASSERT_TRUE(rt.ok()) << rt.status().message();
@@ -95,13 +107,7 @@ TEST_F(SlotRuntimeTest, TwoSlotsRoutedToEachOtherRunTheWholeTopologyWithAcking) 
   auto b = make(executors, 6701);
   ASSERT_TRUE(a.ok()) << a.status().message();
   ASSERT_TRUE(b.ok()) << b.status().message();
-  route_to_each_other(**a, **b);
-  (*a)->start();
-  (*b)->start();
-  ASSERT_TRUE(eventually([&] {
-    auto s = (*a)->stats();
-    return find(s, "sentences") && find(s, "sentences")->acked == 50;
-  }));
+  ASSERT_NO_FATAL_FAILURE(run_until_every_sentence_is_acked(**a, **b));
   EXPECT_EQ(find((*a)->stats(), "sentences")->failed, 0u);
   EXPECT_EQ(find((*a)->stats(), "split"), nullptr);  // not run here
   EXPECT_GT(find((*b)->stats(), "split")->executed, 0u);
@@ -185,13 +191,7 @@ TEST_F(SlotRuntimeTest, RunsTheAssignmentsExecutorsNotTheCompiledParallelism) {
   int split_executors = 0;
   for (const auto& e : (*b)->own_executors()) split_executors += e.component == "split";
   EXPECT_EQ(split_executors, 1);
-  route_to_each_other(**a, **b);
-  (*a)->start();
-  (*b)->start();
-  ASSERT_TRUE(eventually([&] {
-    auto s = (*a)->stats();
-    return find(s, "sentences") && find(s, "sentences")->acked == 50;
-  }));
+  ASSERT_NO_FATAL_FAILURE(run_until_every_sentence_is_acked(**a, **b));
   EXPECT_EQ(find((*a)->stats(), "sentences")->failed, 0u);
   EXPECT_EQ(find((*b)->stats(), "split")->executors, 1);
   (*a)->stop();
