@@ -7,6 +7,7 @@
 //                              forever); tuples are reliable and replayed on fail
 //   wordcount.report.print     print the top words when the report bolt stops
 //                              (default true)
+//   wordcount.report.top       how many words that line names (default 8)
 #pragma once
 
 #include <cstdint>
@@ -77,6 +78,7 @@ class ReportBolt : public BasicBolt {
   std::shared_ptr<WordCountLedger> ledger_;
   std::map<std::string, std::int64_t> counts_;
   bool print_ = true;
+  std::size_t top_ = 8;
 };
 
 // sentences (1) -> split (2, shuffle) -> count (2, fields "word") -> report (1, global).

@@ -90,6 +90,7 @@ ReportBolt::ReportBolt(std::shared_ptr<WordCountLedger> ledger) : ledger_(std::m
 
 void ReportBolt::prepare(const Config& conf, const TopologyContext&) {
   print_ = conf.get_bool("wordcount.report.print", true);
+  top_ = static_cast<std::size_t>(std::max<std::int64_t>(0, conf.get_int("wordcount.report.top", 8)));
 }
 
 void ReportBolt::execute(const Tuple& input, BasicOutputCollector&) {
@@ -109,7 +110,7 @@ void ReportBolt::cleanup() {
   for (const auto& [word, count] : counts_) top.emplace_back(count, word);
   std::sort(top.rbegin(), top.rend());
   std::string line;
-  for (std::size_t i = 0; i < top.size() && i < 8; ++i) {
+  for (std::size_t i = 0; i < top.size() && i < top_; ++i) {
     line += (i ? ", " : "") + top[i].second + "=" + std::to_string(top[i].first);
   }
   std::printf("word count report: %zu distinct words; top: %s\n", counts_.size(), line.c_str());

@@ -2,11 +2,18 @@
 // rstorm-supervisor processes (DevCluster), real rstorm-worker processes, the
 // word count library submitted through the `rstorm` command line.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <random>
+#include <regex>
 #include <set>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -17,6 +24,7 @@
 #include "common/zookeeper_store.hpp"
 #include "nimbus/nimbus_client.hpp"
 #include "rstorm/topology_library.hpp"
+#include "rstorm_thrift/Nimbus.h"
 #include "scheduler/api_request.hpp"
 #include "scheduler/scheduler.hpp"
 #include "supervisor/dev_cluster.hpp"
@@ -26,6 +34,7 @@
 #include "tests/common/poll.hpp"
 #include "tests/common/zookeeper_server.hpp"
 #include "worker/process/worker_spec.hpp"
+#include "worker/transport/codec.hpp"
 
 namespace rstorm::testing {
 namespace {
@@ -563,6 +572,217 @@ TEST_F(ClusterTest, StandbyNimbusTakesOverAndTheTopologyKeepsRunning) {
   ASSERT_TRUE(after);
   EXPECT_EQ(after->executors, a->executors);
   EXPECT_TRUE(every_assigned_worker_runs(*after));
+}
+
+// Sends `bytes` on a fresh connection to 127.0.0.1:`port`, closes its sending
+// side and reads whatever comes back until the peer closes (at most 5 s).
+// Returns false when it could not connect.
+bool send_and_close(int port, std::string_view bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return false;
+  }
+  timeval limit{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the peer closed on what it had read: fine
+    sent += static_cast<std::size_t>(n);
+  }
+  ::shutdown(fd, SHUT_WR);
+  char buffer[4096];
+  while (::recv(fd, buffer, sizeof buffer, 0) > 0) {
+  }
+  ::close(fd);
+  return true;
+}
+
+// Byte strings that are not what a port expects: random bytes, absurd length
+// prefixes, and every `valid` message cut short at several points.
+std::vector<std::string> garbage(std::mt19937_64& rng, const std::vector<std::string>& valid) {
+  std::vector<std::string> out;
+  auto random_bytes = [&](std::size_t n) {
+    std::string b(n, '\0');
+    for (auto& c : b) c = static_cast<char>(rng() & 0xff);
+    return b;
+  };
+  for (std::size_t n : {1, 3, 4, 7, 64, 4096, 65536}) out.push_back(random_bytes(n));
+  out.push_back(std::string("\xff\xff\xff\xff", 4));                      // length -1
+  out.push_back(std::string("\x7f\xff\xff\xff", 4) + random_bytes(1024));  // 2 GiB claimed
+  out.push_back(std::string("\x00\x00\x00\x00", 4) + random_bytes(16));    // empty frame
+  out.push_back("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  for (const auto& v : valid) {
+    for (std::size_t cut : {std::size_t{1}, std::size_t{4}, std::size_t{5}, v.size() / 2, v.size() - 1}) {
+      if (cut < v.size()) out.push_back(v.substr(0, cut));
+    }
+    // The whole message, then random bytes where the next frame should be.
+    out.push_back(v + random_bytes(256));
+    // The message with a few bytes flipped.
+    std::string flipped = v;
+    for (int k = 0; k < 4; ++k) flipped[rng() % flipped.size()] ^= static_cast<char>(1 + rng() % 255);
+    out.push_back(flipped);
+  }
+  return out;
+}
+
+// A Nimbus call as a client writes it (framed, binary protocol).
+template <typename Send>
+std::string nimbus_call(Send&& send) {
+  auto buffer = std::make_shared<apache::thrift::transport::TMemoryBuffer>();
+  auto framed = std::make_shared<apache::thrift::transport::TFramedTransport>(buffer);
+  auto protocol = std::make_shared<apache::thrift::protocol::TBinaryProtocol>(framed);
+  thrift::NimbusClient client(protocol);
+  send(client);
+  return buffer->getBufferAsString();
+}
+
+// What the word count's report bolt must end with after sentences 0..n-1, each
+// counted once.
+std::map<std::string, std::int64_t> true_word_counts(std::int64_t n) {
+  static const std::vector<std::string> kSentences = {
+      "the cow jumped over the moon", "an apple a day keeps the doctor away",
+      "four score and seven years ago", "snow white and the seven dwarfs", "i am at two with nature"};
+  std::map<std::string, std::int64_t> out;
+  for (std::int64_t id = 0; id < n; ++id) {
+    std::istringstream words(kSentences[static_cast<std::size_t>(id % 5)]);
+    for (std::string w; words >> w;) ++out[w];
+  }
+  return out;
+}
+
+// Random and truncated bytes sent to nimbus's Thrift port and to every
+// worker's data port while the word count runs leave nimbus answering, every
+// worker running (same process), and the counts exact: every sentence the
+// spout emitted is acked once, none fails, and the report bolt ends with the
+// true count of every word.
+TEST_F(ClusterTest, GarbageOnNimbusAndWorkerPortsLeavesBothRunningAndCountsExact) {
+  start_cluster();
+  auto submitted = cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--wait", "-c",
+                        "wordcount.report.top=100"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
+  const auto slots = executors_by_slot(*a);
+  ASSERT_GE(slots.size(), 2u) << "the word count should span two workers";
+  std::map<std::pair<std::string, int>, std::int64_t> pids;
+  for (const auto& [slot, executors] : slots) {
+    pids[slot] = heartbeat(slot.first, a->topology_id, slot.second)->pid;
+  }
+  auto spout_counter = [&](const std::string& name) -> std::optional<std::uint64_t> {
+    for (const auto& [slot, executors] : slots) {
+      auto beat = heartbeat(slot.first, a->topology_id, slot.second);
+      if (beat && beat->components.count("sentences")) return beat->components["sentences"][name];
+    }
+    return std::nullopt;
+  };
+
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("garbage seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> nimbus_valid = {
+      nimbus_call([](thrift::NimbusClient& c) { c.send_getClusterInfo(); }),
+      nimbus_call([&](thrift::NimbusClient& c) { c.send_getTopologyInfo(a->topology_id); }),
+      nimbus_call([&](thrift::NimbusClient& c) { c.send_getPlacement(a->topology_id); }),
+  };
+  // Read-only calls only: garbage() also sends each one whole, and a whole
+  // kill or deactivate would be carried out (authentication is another matter).
+  transport::FrameEncoder hello;
+  hello.add_hello(a->topology_id, "127.0.0.1", 1);  // a worker not in the assignment
+  transport::FrameEncoder tuples_without_hello;
+  tuples_without_hello.add_backpressure({TaskId(1), TaskId(2)}, true);
+  // Hellos that claim to come from the topology's own workers (then garbage
+  // where tuples should follow): the real connections between them carry on.
+  transport::FrameEncoder impostor;
+  for (const auto& [slot, executors] : slots) impostor.add_hello(a->topology_id, "127.0.0.1", slot.second);
+  std::vector<std::string> worker_valid = {
+      std::string(reinterpret_cast<const char*>(impostor.data()), impostor.size()),
+      std::string(reinterpret_cast<const char*>(hello.data()), hello.size()),
+      std::string(reinterpret_cast<const char*>(tuples_without_hello.data()), tuples_without_hello.size()),
+  };
+
+  const std::uint64_t acked_before = spout_counter("acked").value_or(0);
+  int sent = 0;
+  for (const auto& bytes : garbage(rng, nimbus_valid)) {
+    EXPECT_TRUE(send_and_close(cluster_->nimbus_port(0), bytes)) << "nimbus stopped listening";
+    ++sent;
+  }
+  for (const auto& [slot, executors] : slots) {
+    for (const auto& bytes : garbage(rng, worker_valid)) {
+      EXPECT_TRUE(send_and_close(slot.second, bytes)) << "worker " << slot.second << " stopped listening";
+      ++sent;
+    }
+  }
+  std::cout << "sent " << sent << " malformed messages\n";
+
+  // Nimbus answers and the topology is untouched; every worker is the same
+  // process and keeps acking.
+  auto listed = cli({"list", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("ACTIVE"), std::string::npos) << listed.output;
+  EXPECT_TRUE(eventually([&] { return spout_counter("acked").value_or(0) > acked_before + 1000; }));
+  for (const auto& [slot, executors] : slots) {
+    // Each worker saw the garbage: refused or rejected it, counted it.
+    std::optional<wp::WorkerHeartbeatFile> beat;
+    EXPECT_TRUE(eventually([&] {
+      beat = heartbeat(slot.first, a->topology_id, slot.second);
+      return beat && beat->data_plane["frames_rejected"] + beat->data_plane["connections_refused"] > 0;
+    })) << "worker " << slot.second << " counted no rejected frame or refused connection";
+    ASSERT_TRUE(beat);
+    EXPECT_EQ(beat->pid, pids[slot]) << "worker " << slot.second << " restarted";
+    EXPECT_EQ(beat->data_plane["undeliverable"], 0u);
+    std::cout << "worker " << slot.second << ": frames rejected " << beat->data_plane["frames_rejected"]
+              << ", connections refused " << beat->data_plane["connections_refused"]
+              << ", connection errors " << beat->data_plane["connection_errors"] << "\n";
+  }
+
+  // Exact counts: stop the spout, let every tree finish, then stop the
+  // topology in order so that the report bolt prints every word's count.
+  auto off = cli({"deactivate", "wc"});
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  std::uint64_t emitted = 0, acked = 0;
+  ASSERT_TRUE(eventually([&] {
+    auto beat_emitted = spout_counter("emitted");
+    auto beat_acked = spout_counter("acked");
+    if (!beat_emitted || !beat_acked) return false;
+    emitted = *beat_emitted;
+    acked = *beat_acked;
+    return emitted > 0 && acked == emitted;
+  })) << "acked " << acked << " of " << emitted << " sentences";
+  EXPECT_EQ(spout_counter("failed").value_or(1), 0u);
+  std::pair<std::string, int> report_slot;
+  for (const auto& [slot, executors] : slots) {
+    for (const auto& e : executors) {
+      if (std::get<0>(e) == "report") report_slot = slot;
+    }
+  }
+  ASSERT_FALSE(report_slot.first.empty());
+  auto killed = cli({"kill", "wc", "--wait", "0", "--wait-gone"});
+  ASSERT_EQ(killed.exit_code, 0) << killed.output;
+  const auto log = worker_dir(report_slot.first, a->topology_id, report_slot.second) / "worker.log";
+  std::string line;
+  ASSERT_TRUE(eventually([&] {
+    auto text = wp::read_whole_file(log);
+    if (!text) return false;
+    const auto at = text->rfind("word count report: ");
+    if (at == std::string::npos) return false;
+    line = text->substr(at, text->find('\n', at) - at);
+    return true;
+  })) << "no report line in " << log;
+  std::map<std::string, std::int64_t> reported;
+  static const std::regex kPair(R"(([a-z]+)=([0-9]+))");
+  const auto top = line.substr(line.find("top: "));
+  for (std::sregex_iterator it(top.begin(), top.end(), kPair), end; it != end; ++it) {
+    reported[(*it)[1]] = std::stoll((*it)[2]);
+  }
+  EXPECT_EQ(reported, true_word_counts(static_cast<std::int64_t>(acked))) << line;
+  std::cout << acked << " sentences acked, none failed; " << line << "\n";
 }
 
 TEST_F(ClusterTest, ClusterRecoversFromZooKeeperRestart) {
