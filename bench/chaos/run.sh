@@ -2,7 +2,8 @@
 # Chaos bench: the word count (examples/word_count, bounded by wordcount.sentences.limit,
 # topology.max.spout.pending=1000) on `rstorm dev-cluster --nimbuses 2 --supervisors 3
 # --racks 2`, and one kill -9 per trial: a worker (the spout's), a supervisor with its
-# workers (the spout's), the leading nimbus, or ZooKeeper (restarted after --zk-down s).
+# workers (the spout's), the leading nimbus, or ZooKeeper (restarted after --zk-down s);
+# or, kind `rebalance`, no kill: `rstorm rebalance -e split=1 -w 0`, then back to split=2.
 # The acked-sentences total is sampled every 0.5 s from the workers' /metrics; per kill it
 # prints (a) the time from the kill to the first new ack and (b) the time until the ack
 # rate is back to half its pre-kill level, then checks that every sentence was acked, that
@@ -10,7 +11,7 @@
 # leaves no process. Each trial has its own dev cluster. Prints medians per kind.
 # bench/chaos/README.md says what is verified and what is not.
 #
-# Usage: bench/chaos/run.sh [--build DIR] [--runs N] [--kinds worker,supervisor,nimbus,zookeeper]
+# Usage: bench/chaos/run.sh [--build DIR] [--runs N] [--kinds worker,supervisor,nimbus,zookeeper,rebalance]
 #                           [--short] [--bound SECS] [--zk-down SECS] [--sentences N] [--keep]
 #   --build DIR    build tree with bin/rstorm* and lib/libword_count.so (default: build); the
 #                  binaries are copied first, so a rebuild during the bench does not matter
@@ -24,8 +25,8 @@
 set -u
 
 build=build runs=3 short=0 bound=60 zk_down=10 sentences=0 keep=0
-kinds="worker,supervisor,nimbus,zookeeper"
-usage() { sed -n '13,24p' "$0" | sed 's/^# \{0,1\}//'; }
+kinds="worker,supervisor,nimbus,zookeeper,rebalance"
+usage() { sed -n '14,25p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case $1 in
     --build) build=$2; shift 2 ;;
@@ -52,7 +53,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/rstorm-chaos.XXXXXX")
 snap=$tmp/snap
 mkdir -p "$snap/bin" "$snap/lib"
 cp "$build"/bin/{rstorm,rstorm-nimbus,rstorm-supervisor,rstorm-worker} "$snap/bin/" &&
-  cp "$build"/lib/{librstorm-api.so,libword_count.so} "$snap/lib/" ||
+  cp -P "$build"/lib/librstorm-api.so* "$build"/lib/libword_count.so "$snap/lib/" ||
   { echo "run.sh: copying the binaries failed" >&2; exit 2; }
 # The binaries' RUNPATH names the build tree; LD_LIBRARY_PATH wins over it, and dev-cluster,
 # supervisors and workers inherit it (dev-cluster runs the daemons next to its own binary).
@@ -270,6 +271,14 @@ try: print(" ".join(sorted({e["node"] for e in json.load(sys.stdin)["executors"]
 except Exception: print("?")'
 }
 
+# split_executors TOPO: the executors `rstorm describe` places for split ("?": no answer).
+split_executors() {
+  timeout 5 "$r" describe "$1" --json --config "$conf" 2>/dev/null |
+    python3 -c 'import json, sys
+try: print(sum(1 for e in json.load(sys.stdin)["executors"] if e["component"] == "split"))
+except Exception: print("?")'
+}
+
 zk_ok() ( exec 3<>"/dev/tcp/127.0.0.1/$zk_port" 2>/dev/null || exit 1; printf ruok >&3; read -r -t 2 a <&3; [ "$a" = imok ] )
 
 calibrate() {  # measures the rate of the unbounded word count for 4 s, then kills it
@@ -289,6 +298,53 @@ calibrate() {  # measures the rate of the unbounded word count for 4 s, then kil
 }
 
 # ---- one trial -----------------------------------------------------------------------------
+
+# rebalance_step D ID TARGET NAME: right after a sample, `rstorm rebalance chaos-rebalance -e
+# split=TARGET -w 0`; then waits for the new placement and the acks. Appends "NAME RUN a b" to
+# results, both from the command: a, the first sample with an ack by the spout's worker as it runs
+# after the rebalance (a new process when the spout's worker changed, as it holds split; else the
+# first ack after describe shows TARGET split executors); b, the end of the first interval after
+# that change whose ack rate is half the rate before the command (the old worker acks until it
+# stops, so recovery()'s figure would flatter).
+rebalance_step() {
+  local d=$1 id=$2 target=$3 name=$4 t0 since placed="" pid_before pid_now port new_worker="" pre dip
+  local s a_ms=-1 b=-1
+  port=$(awk '{ print $6 }' <<<"$(last_sample "$d")")
+  pid_before=$(pgrep -f -- "^$snap/bin/rstorm-worker --spec $work/supervisor-[0-9]+/workers/$id-$port/" | head -n 1)
+  rm -f "$d/kill.done"
+  echo "timeout 60 $r rebalance chaos-rebalance -e split=$target -w 0 --config $conf" >"$d/kill.req"
+  for _ in $(seq 1 40); do [ -f "$d/kill.done" ] && break; sleep 0.25; done
+  t0=$(awk '$1 == "KILL" { t = $2 } END { print t }' "$d/samples")
+  while :; do
+    sleep 0.5
+    since=$(($(now_ms) - t0))
+    if [ -z "$placed" ] && [ "$(split_executors "$id")" = "$target" ]; then placed=$(now_ms); fi
+    if [ -z "$new_worker" ]; then
+      s=$(last_sample "$d"); port=$(awk '{ print $6 }' <<<"$s")
+      pid_now=$(pgrep -f -- "^$snap/bin/rstorm-worker --spec $work/supervisor-[0-9]+/workers/$id-$port/" | head -n 1)
+      [ -n "$pid_now" ] && [ "$pid_now" != "$pid_before" ] && new_worker=$(now_ms)
+    fi
+    # From the change (a new spout worker, else the new placement): the first sample with an
+    # ack (a) and the end of the first interval at half the rate before the command (b).
+    local from=${new_worker:-}
+    [ -z "$from" ] && [ -n "$placed" ] && ((since > 15000)) && from=$placed
+    read -r _ pre _ _ dip <<<"$(recovery "$d")"
+    if [ -n "$from" ] && ((a_ms < 0 || b < 0)); then
+      read -r a_ms b <<<"$(grep -v '^KILL' "$d/samples" | awk -v from="$from" -v t0="$t0" -v pre="$pre" '
+        { if (n && $1 > from) { if (a < 0 && $3 > 0) a = $1 - t0
+            if (b < 0 && ($2 - c) * 1000 / ($1 - t) >= pre / 2 && pre > 0 && t >= from) b = $1 - t0 }
+          n++; t = $1; c = $2 }
+        BEGIN { a = -1; b = -1 } END { print a, b }')"
+    fi
+    ((since > bound * 1000)) && break
+    ((a_ms >= 0 && b >= 0 && since > b + 10000)) && break
+  done
+  echo "$name $run $a_ms $b" >>"$tmp/results"
+  say "    split -> $target: rstorm rebalance -w 0 at $pre sentences/s acked; describe shows $target split executors after $([ -n "$placed" ] && secs $((placed - t0)) || echo "- (not within $bound s)") s; $([ -n "$new_worker" ] && echo "the spout's worker restarted (it holds split)" || echo "the spout's worker kept its process")"
+  say "    first ack at the new parallelism after $( ((a_ms < 0)) && echo "- (none within $bound s)" || echo "$(secs "$a_ms") s"); ack rate back to half after $( ((b < 0)) && echo "- (none within $bound s)" || echo "$(secs "$b") s")$( ((dip > 0)) && echo "; later below half for $(secs "$dip") s")"
+  [ -z "$placed" ] && fail "rebalance run $run: describe never showed $target split executors"
+  ((a_ms < 0 || b < 0)) && fail "rebalance run $run: split=$target: no acks at the new parallelism within $bound s"
+}
 
 # trial KIND RUN: appends "KIND RUN a_ms b_ms" to $tmp/results (-1: no recovery within bound).
 trial() {
@@ -324,7 +380,13 @@ trial() {
       sups=$(cluster_json supervisors)
       killed_what="ZooKeeper (pid $zk_pid), restarted after $zk_down s"
       echo "kill -9 $zk_pid" >"$d/kill.req" ;;
+    rebalance)
+      killed_what="nothing: rebalance split 2 -> 1 -> 2"
+      say "  rebalance run $run: split 2 -> 1 -> 2 while the word count runs"
+      rebalance_step "$d" "$id" 1 rebalance-down
+      rebalance_step "$d" "$id" 2 rebalance-up ;;
   esac
+  if [ "$kind" != rebalance ]; then
   for _ in $(seq 1 20); do [ -f "$d/kill.done" ] && break; sleep 0.25; done
   t_kill=$(awk '$1 == "KILL" { print $2 }' "$d/samples")
   while :; do
@@ -371,6 +433,7 @@ trial() {
   esac
   [ "$kind" = nimbus ] || [ "$kind" = zookeeper ] &&
     [ "$workers_before" != "$workers_after" ] && say "    NOTE: worker processes changed although no worker died: before [$workers_before] after [$workers_after]"
+  fi
   # Every sentence acked: the spout's current counter reaches the limit with nothing pending.
   local last_raw=-1 last_change t_now raw pend failed
   last_change=$(now_ms)
@@ -418,16 +481,16 @@ say "rstorm chaos bench: kinds $kinds, $runs run(s) each, bound $bound s; binari
 ((sentences > 0)) && say "wordcount.sentences.limit=$sentences"
 for run in $(seq 1 "$runs"); do
   for kind in ${kinds//,/ }; do
-    case $kind in worker | supervisor | nimbus | zookeeper) trial "$kind" "$run" ;;
+    case $kind in worker | supervisor | nimbus | zookeeper | rebalance) trial "$kind" "$run" ;;
       *) echo "run.sh: unknown kind '$kind'" >&2; exit 2 ;; esac
   done
 done
 ((short)) || stop_with_zookeeper_down
 
 echo
-printf '%-11s %-28s %-28s\n' kill "(a) kill -> first new ack" "(b) kill -> half ack rate"
-printf '%-11s %-28s %-28s\n' "" "median [runs], s" "median [runs], s"
-for kind in ${kinds//,/ }; do
+printf '%-15s %-28s %-28s\n' kill "(a) kill -> first new ack" "(b) kill -> half ack rate"
+printf '%-15s %-28s %-28s\n' "" "median [runs], s" "median [runs], s"
+for kind in $(awk '!seen[$1]++ { print $1 }' "$tmp/results" 2>/dev/null); do
   for col in 3 4; do
     vals[$col]=$(awk -v k="$kind" -v c="$col" '$1 == k { print $c }' "$tmp/results" 2>/dev/null | tr '\n' ' ')
     med[$col]=$(tr ' ' '\n' <<<"${vals[$col]}" | awk 'NF { print ($1 < 0 ? 1e12 : $1) }' | sort -g |
@@ -435,7 +498,7 @@ for kind in ${kinds//,/ }; do
         print (m >= 1e12 ? "none" : sprintf("%.1f", m / 1000)) }')
     list[$col]=$(tr ' ' '\n' <<<"${vals[$col]}" | awk 'NF { printf "%s%s", (n++ ? " " : ""), ($1 < 0 ? "none" : sprintf("%.1f", $1 / 1000)) }')
   done
-  printf '%-11s %-28s %-28s\n' "$kind" "${med[3]} [${list[3]}]" "${med[4]} [${list[4]}]"
+  printf '%-15s %-28s %-28s\n' "$kind" "${med[3]} [${list[3]}]" "${med[4]} [${list[4]}]"
 done
 echo "(none: no recovery within $bound s. Samples every 0.5 s, or slower when a scrape is slow;"
 echo " a sample is timed when its scrape ends, so each figure may be late by up to one interval.)"
