@@ -496,6 +496,52 @@ TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
   EXPECT_EQ(after->executors, a->executors);  // nothing moved
 }
 
+// A spout whose worker is killed starts again with new tuple-tree roots: its
+// old trees may still be pending at an acker in another worker, and a reused
+// root would merge an old tree with a new one (the new tree then never
+// completes and fails at the message timeout, or completes on the old tree's
+// acks). After the restart the spout runs past the number of trees its first
+// run made, is deactivated, and every tree it emitted must be acked, none
+// failed. (Before the roots started at a random point, hundreds failed.)
+TEST_F(ClusterTest, RestartedSpoutsNewTreesCompleteWhileItsOldOnesArePendingAtAnotherWorker) {
+  start_cluster();
+  auto r = cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--wait", "-c",
+                "topology.message.timeout.secs=20", "-c", "topology.max.spout.pending=1000"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
+  std::pair<std::string, int> spout_slot;
+  for (const auto& [slot, executors] : executors_by_slot(*a)) {
+    for (const auto& e : executors) {
+      if (std::get<0>(e) == "sentences") spout_slot = slot;
+    }
+  }
+  ASSERT_FALSE(spout_slot.first.empty());
+  auto spout = [&]() { return heartbeat(spout_slot.first, a->topology_id, spout_slot.second); };
+  std::optional<wp::WorkerHeartbeatFile> first;
+  ASSERT_TRUE(eventually([&] {
+    first = spout();
+    return first && first->components["sentences"]["acked"] >= 20000;
+  }));
+  const std::uint64_t first_run = first->components["sentences"]["emitted"];
+  ASSERT_EQ(::kill(static_cast<pid_t>(first->pid), SIGKILL), 0);
+  std::optional<wp::WorkerHeartbeatFile> now;
+  ASSERT_TRUE(eventually([&] {
+    now = spout();
+    return now && now->pid != first->pid && now->components["sentences"]["acked"] > 2 * first_run;
+  })) << "the restarted spout did not get past " << 2 * first_run << " acked trees";
+  auto off = cli({"deactivate", "wc"});
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  ASSERT_TRUE(eventually([&] {
+    now = spout();
+    if (!now || now->pid == first->pid) return false;
+    auto& c = now->components["sentences"];
+    return c["acked"] + c["failed"] == c["emitted"];
+  })) << "trees still pending";
+  EXPECT_EQ(now->components["sentences"]["failed"], 0u)
+      << "of " << now->components["sentences"]["emitted"] << " trees (first run: " << first_run << ")";
+}
+
 TEST_F(ClusterTest, DeactivateAndActivateReachTheSpoutsOfEveryWorker) {
   start_cluster();
   submit_word_count();

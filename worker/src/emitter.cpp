@@ -21,6 +21,7 @@ Emitter::Emitter(const TopologyPlan& plan, const ComponentPlan& component, Trans
     counters_[i] = static_cast<std::uint32_t>(producer_index);
   }
   targets_.reserve(64);
+  root_counter_ = next_id();  // a random start (see next_root)
 }
 
 const StreamRoute& Emitter::find_route(std::string_view stream) const {
