@@ -128,10 +128,39 @@ Result<Config> parse_overrides(const std::vector<std::string>& args) {
   return command_line;
 }
 
+Result<std::optional<std::filesystem::path>> find_config_file() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (const char* dir = std::getenv("RSTORM_CONF_DIR"); dir != nullptr && *dir != '\0') {
+    const fs::path file = fs::path(dir) / "rstorm.yaml";
+    if (!fs::is_regular_file(file, ec)) {
+      return Status(ErrorCode::kNotFound, "RSTORM_CONF_DIR is " + std::string(dir) + " but there is no " +
+                                              file.string() + " (unset RSTORM_CONF_DIR, or create the file)");
+    }
+    return std::optional<fs::path>(file);
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    const fs::path file = fs::path(home) / ".rstorm" / "rstorm.yaml";
+    if (fs::is_regular_file(file, ec)) return std::optional<fs::path>(file);
+  }
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path file = (exe.parent_path() / RSTORM_BIN_TO_CONF / "rstorm.yaml").lexically_normal();
+    if (fs::is_regular_file(file, ec)) return std::optional<fs::path>(file);
+  }
+  return std::optional<fs::path>();
+}
+
 Result<Config> load_config(const ConfigLoadOptions& options) {
   Config config = default_config();
-  if (options.config_file) {
-    auto file = read_yaml_config_file(*options.config_file);
+  std::optional<std::filesystem::path> config_file = options.config_file;
+  if (!config_file && options.search) {
+    auto found = find_config_file();
+    if (!found) return found.status();
+    config_file = *found;
+  }
+  if (config_file) {
+    auto file = read_yaml_config_file(*config_file);
     if (!file) return file.status();
     if (Status s = check_config(*file); !s) return s;
     config.merge(*file);

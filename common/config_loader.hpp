@@ -49,14 +49,29 @@ Status check_config(const Config& layer);
 // reject the same arguments.
 Result<Config> parse_overrides(const std::vector<std::string>& args);
 
+// The rstorm.yaml to use when none is named (`--config`), as Storm looks for
+// storm.yaml; the first that exists wins:
+//  1. $RSTORM_CONF_DIR/rstorm.yaml. When RSTORM_CONF_DIR is set the file must
+//     be there: its absence is an error that names it.
+//  2. ~/.rstorm/rstorm.yaml
+//  3. the installed one: etc/rstorm/rstorm.yaml of the prefix the running
+//     binary is installed in (found from the binary's own path, so an install
+//     can be moved), /etc/rstorm/rstorm.yaml for the /usr prefix.
+// nullopt when there is none (the built-in defaults alone apply).
+Result<std::optional<std::filesystem::path>> find_config_file();
+
 struct ConfigLoadOptions {
-  // An rstorm.yaml to layer over the defaults. Default: none.
+  // An rstorm.yaml to layer over the defaults. Default: none, then
+  // find_config_file() unless `search` is false.
   std::optional<std::filesystem::path> config_file;
   // `-c key=value` arguments, applied in order. Default: none.
   std::vector<std::string> overrides;
+  // Look for an rstorm.yaml with find_config_file() when config_file is unset.
+  bool search = true;
 };
 
-// defaults < config_file < overrides, each layer checked.
+// defaults < config_file (or the one find_config_file() finds) < overrides,
+// each layer checked.
 Result<Config> load_config(const ConfigLoadOptions& options);
 
 // A topology's config over a daemon's: the topology's keys win. The topology
