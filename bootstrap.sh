@@ -13,7 +13,7 @@ PACKAGES=(
   libthrift-dev thrift-compiler libevent-dev libzookeeper-mt-dev zookeeper
   libyaml-cpp-dev librocksdb-dev prometheus-cpp-dev libgtest-dev libgmock-dev
   libspdlog-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libssl-dev
-  prometheus default-jre-headless iproute2 procps curl clang
+  prometheus default-jre-headless iproute2 procps curl clang file systemd
 )
 BUILD_DIR=${RSTORM_BUILD_DIR:-build}
 JOBS=${RSTORM_JOBS:-2}

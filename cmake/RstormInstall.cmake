@@ -9,8 +9,9 @@
 #   etc/rstorm/rstorm.yaml  this machine's config, read when no --config is given
 #   share/rstorm/           defaults.yaml, rstorm.yaml.example, the Prometheus
 #                           config, the Grafana dashboard, examples' sources
-# Components: "runtime" (binaries, library, config) and "dev" (headers, CMake
-# package, examples), which the Debian packages follow (cmake/RstormPackage.cmake).
+# Components: "runtime" (binaries, library, share/rstorm), "config" (the
+# prefix's etc/rstorm/rstorm.yaml) and "dev" (headers, CMake package, examples);
+# the Debian packages (cmake/RstormPackage.cmake) take runtime and dev.
 include(CMakePackageConfigHelpers)
 
 set(RSTORM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rstorm)
@@ -38,10 +39,12 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rstormConfig.cmake
         DESTINATION ${RSTORM_CMAKE_DIR} COMPONENT dev)
 
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/rstorm.yaml
-        DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/rstorm COMPONENT runtime)
+        DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/rstorm COMPONENT config)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/defaults.yaml ${PROJECT_SOURCE_DIR}/conf/rstorm.yaml.example
         DESTINATION ${RSTORM_SHARE_DIR} COMPONENT runtime)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/prometheus ${PROJECT_SOURCE_DIR}/conf/grafana
         DESTINATION ${RSTORM_SHARE_DIR} COMPONENT runtime)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/word_count ${PROJECT_SOURCE_DIR}/examples/exclamation
         DESTINATION ${RSTORM_SHARE_DIR}/examples COMPONENT dev)
+
+include(RstormPackage)

@@ -148,6 +148,9 @@ Result<std::optional<std::filesystem::path>> find_config_file() {
     const fs::path file = (exe.parent_path() / RSTORM_BIN_TO_CONF / "rstorm.yaml").lexically_normal();
     if (fs::is_regular_file(file, ec)) return std::optional<fs::path>(file);
   }
+  // The Debian package's /usr/bin binaries: their prefix's etc is /etc.
+  const fs::path system_file = "/etc/rstorm/rstorm.yaml";
+  if (fs::is_regular_file(system_file, ec)) return std::optional<fs::path>(system_file);
   return std::optional<fs::path>();
 }
 

@@ -56,7 +56,8 @@ Result<Config> parse_overrides(const std::vector<std::string>& args);
 //  2. ~/.rstorm/rstorm.yaml
 //  3. the installed one: etc/rstorm/rstorm.yaml of the prefix the running
 //     binary is installed in (found from the binary's own path, so an install
-//     can be moved), /etc/rstorm/rstorm.yaml for the /usr prefix.
+//     can be moved);
+//  4. /etc/rstorm/rstorm.yaml (the Debian package's).
 // nullopt when there is none (the built-in defaults alone apply).
 Result<std::optional<std::filesystem::path>> find_config_file();
 
