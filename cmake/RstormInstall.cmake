@@ -2,7 +2,8 @@
 #   bin/        rstorm, rstorm-nimbus, rstorm-supervisor, rstorm-worker (they run
 #               each other from their own folder and find librstorm-api through
 #               a RUNPATH relative to themselves, so the prefix can move)
-#   lib/        librstorm-api.so.<API version>
+#   lib/        librstorm-api.so.<API version>, librstorm-testing.so.<API version>
+#               (the in-process test harness, rstorm/testing.hpp)
 #   include/rstorm/         the topology API
 #   lib/cmake/rstorm/       the CMake package: find_package(rstorm) gives
 #                           rstorm::api and rstorm_add_topology()
@@ -19,11 +20,13 @@ set(RSTORM_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/rstorm)
 
 install(TARGETS rstorm rstorm-nimbus rstorm-supervisor rstorm-worker
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
-install(TARGETS rstorm_api EXPORT rstormTargets
+install(TARGETS rstorm_api rstorm_testing EXPORT rstormTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/topology-api/include/rstorm
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+install(FILES ${PROJECT_SOURCE_DIR}/worker/testing/include/rstorm/testing.hpp
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rstorm COMPONENT dev)
 
 install(EXPORT rstormTargets NAMESPACE rstorm:: DESTINATION ${RSTORM_CMAKE_DIR} COMPONENT dev)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/rstormConfig.cmake.in

@@ -57,7 +57,7 @@ for f in ./usr/bin/rstorm ./usr/bin/rstorm-nimbus ./usr/bin/rstorm-supervisor ./
   grep -qxF "$f" "$tmp/rt.list" || fail "rstorm has no $f"
 done
 grep -q '^\./usr/lib/librstorm-api\.so\.[0-9]*$' "$tmp/rt.list" || fail "rstorm has no ./usr/lib/librstorm-api.so.<N>"
-for f in ./usr/include/rstorm/rstorm.hpp ./usr/lib/cmake/rstorm/rstormConfig.cmake ./usr/lib/librstorm-api.so; do
+for f in ./usr/include/rstorm/rstorm.hpp ./usr/include/rstorm/testing.hpp ./usr/lib/cmake/rstorm/rstormConfig.cmake ./usr/lib/librstorm-api.so ./usr/lib/librstorm-testing.so; do
   grep -qxF "$f" "$tmp/dev.list" || fail "rstorm-dev has no $f"
 done
 if grep -q '^\./usr/local/' "$tmp/rt.list" "$tmp/dev.list"; then fail "files under /usr/local: $(grep '^\./usr/local/' "$tmp/rt.list" "$tmp/dev.list" | head -n 3)"; fi

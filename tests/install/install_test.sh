@@ -37,7 +37,7 @@ cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 ||
 p=$tmp/prefix
 lib=$(dirname "$(find "$p" -name 'librstorm-api.so.*' -type f | head -n 1)")
 [ -n "$lib" ] && [ -d "$lib" ] || fail "no librstorm-api.so.* under $p"
-for f in bin/rstorm bin/rstorm-nimbus bin/rstorm-supervisor bin/rstorm-worker include/rstorm/rstorm.hpp \
+for f in bin/rstorm bin/rstorm-nimbus bin/rstorm-supervisor bin/rstorm-worker include/rstorm/rstorm.hpp include/rstorm/testing.hpp \
          etc/rstorm/rstorm.yaml share/rstorm/defaults.yaml share/rstorm/rstorm.yaml.example \
          share/rstorm/grafana/rstorm-dashboard.json share/rstorm/prometheus/prometheus.yml \
          share/rstorm/examples/word_count/word_count.cpp; do

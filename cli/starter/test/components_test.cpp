@@ -1,8 +1,13 @@
-// Unit tests of __NAME__'s bolts against the rstorm API: each bolt gets a
-// tuple and an output collector that records what it emits.
+// Tests of __NAME__: each bolt alone against the rstorm API (a tuple in, an
+// output collector that records what it emits), then the whole topology run
+// in-process with rstorm::testing::complete_topology and a mocked spout.
 #include <gtest/gtest.h>
 
 #include <rstorm/rstorm.hpp>
+#include <rstorm/testing.hpp>
+
+#include <algorithm>
+#include <map>
 
 #include "../src/components.hpp"
 
@@ -65,6 +70,25 @@ TEST(TotalsBolt, KeepsARunningSumPerParity) {
   ASSERT_EQ(out.emitted.size(), 3u);
   EXPECT_EQ(out.emitted[1].second[1].as_int(), 4);  // odd: 1 + 3
   EXPECT_EQ(out.emitted[2].second[1].as_int(), 4);  // even: 4
+}
+
+TEST(Topology, SumsEveryNumberByParity) {
+  auto topology = __NAME__::build_topology();
+  ASSERT_TRUE(topology.ok()) << topology.status().message();
+  rstorm::testing::CompleteTopologyOptions options;
+  std::vector<rstorm::Values> numbers;
+  for (std::int64_t n = 1; n <= 10; ++n) numbers.push_back({n});
+  options.mocked_sources.add("numbers", numbers);
+  auto run = rstorm::testing::complete_topology(*topology, options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->acked("numbers"), 10u);
+  EXPECT_EQ(run->failed("numbers"), 0u);
+  // totals emits (parity, running sum): the largest sum of each parity is its total.
+  std::map<std::string, std::int64_t> total;
+  for (const auto& v : run->emitted("totals")) {
+    total[v[0].as_string()] = std::max(total[v[0].as_string()], v[1].as_int());
+  }
+  EXPECT_EQ(total, (std::map<std::string, std::int64_t>{{"even", 30}, {"odd", 25}}));
 }
 
 }  // namespace

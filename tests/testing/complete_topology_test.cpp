@@ -1,0 +1,122 @@
+// complete_topology: a whole topology run in-process from a test, its spouts
+// mocked or bounded, every component's emits and counters returned.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "rstorm/testing.hpp"
+#include "word_count.hpp"
+
+namespace rstorm::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+Topology word_count() {
+  auto t = examples::build_word_count();
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
+TEST(CompleteTopology, MockedSentencesGiveEveryWordAndCount) {
+  CompleteTopologyOptions options;
+  options.mocked_sources.add("sentences", {{std::string("the cow")}, {std::string("the moon")}});
+  options.config.set("wordcount.report.print", false);
+  auto run = complete_topology(word_count(), options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+
+  auto words = run->emitted("split");
+  std::vector<std::string> got;
+  for (const auto& v : words) got.push_back(v[0].as_string());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"cow", "moon", "the", "the"}));
+
+  // count emits (word, running count): "the" reaches 2 on its one task.
+  std::map<std::string, std::int64_t> last;
+  for (const auto& v : run->emitted("count")) {
+    last[v[0].as_string()] = std::max(last[v[0].as_string()], v[1].as_int());
+  }
+  EXPECT_EQ(last, (std::map<std::string, std::int64_t>{{"cow", 1}, {"moon", 1}, {"the", 2}}));
+  EXPECT_EQ(run->emitted("sentences").size(), 2u);
+  EXPECT_EQ(run->acked("sentences"), 2u);
+  EXPECT_EQ(run->failed("sentences"), 0u);
+  EXPECT_EQ(run->executed("report"), 4u);
+  EXPECT_EQ(run->acked("report"), 4u);
+  EXPECT_TRUE(run->emitted("report").empty());
+  EXPECT_TRUE(run->errors("split").empty());
+}
+
+TEST(CompleteTopology, BoundedSpoutThatIsNotMockedRunsToItsEnd) {
+  CompleteTopologyOptions options;
+  options.config.set("wordcount.sentences.limit", std::int64_t{50});
+  options.config.set("wordcount.report.print", false);
+  auto run = complete_topology(word_count(), options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->acked("sentences"), 50u);
+  EXPECT_EQ(run->emitted("sentences").size(), 50u);
+  // Every word of every sentence the spout emitted went through split and count.
+  std::uint64_t words = 0;
+  for (const auto& v : run->emitted("sentences")) {
+    const std::string& s = v[0].as_string();
+    words += static_cast<std::uint64_t>(std::count(s.begin(), s.end(), ' ')) + 1;
+  }
+  EXPECT_EQ(run->emitted("split").size(), words);
+  EXPECT_EQ(run->executed("count"), words);
+}
+
+TEST(CompleteTopology, MockedSourceThatNamesNoSpoutOrHasTheWrongArityIsRefused) {
+  CompleteTopologyOptions options;
+  options.mocked_sources.add("sentence", {{std::string("x")}});
+  options.mocked_sources.add("split", {{std::string("x")}});
+  options.mocked_sources.add("sentences", {{std::string("x"), std::int64_t{1}}});
+  auto run = complete_topology(word_count(), options);
+  ASSERT_FALSE(run.ok());
+  const std::string m = run.status().message();
+  EXPECT_NE(m.find("mocked source 'sentence' names no spout of the topology"), std::string::npos) << m;
+  EXPECT_NE(m.find("('split' is a bolt)"), std::string::npos) << m;
+  EXPECT_NE(m.find("a tuple of 2 values for stream 'default', which has 1 fields"), std::string::npos) << m;
+}
+
+// A bolt that throws on one input: the error is recorded, that tree fails,
+// the others complete.
+class PickyBolt : public BasicBolt {
+ public:
+  void execute(const Tuple& input, BasicOutputCollector& out) override {
+    if (input.get_string("word") == "moon") throw std::runtime_error("no moons here");
+    out.emit({input.get_string("word")});
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields{"word"}); }
+};
+
+TEST(CompleteTopology, ABoltThatThrowsFailsItsTreeAndTheErrorIsReturned) {
+  TopologyBuilder b;
+  b.set_spout("sentences", [] { return std::make_unique<examples::SentenceSpout>(); }, 1);
+  b.set_bolt("split", [] { return std::make_unique<examples::SplitSentence>(); }, 1).shuffle_grouping("sentences");
+  b.set_bolt("picky", [] { return std::make_unique<PickyBolt>(); }, 1).shuffle_grouping("split");
+  auto topology = b.build();
+  ASSERT_TRUE(topology.ok()) << topology.status().message();
+  CompleteTopologyOptions options;
+  options.mocked_sources.add("sentences", {{std::string("the cow")}, {std::string("the moon")}});
+  auto run = complete_topology(*topology, options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->acked("sentences"), 1u);
+  EXPECT_EQ(run->failed("sentences"), 1u);
+  EXPECT_EQ(run->emitted("picky").size(), 3u);
+  ASSERT_EQ(run->errors("picky").size(), 1u);
+  EXPECT_NE(run->errors("picky")[0].find("no moons here"), std::string::npos);
+}
+
+TEST(CompleteTopology, AnUnboundedSpoutIsReportedWhenTheTimeoutPasses) {
+  CompleteTopologyOptions options;
+  options.config.set("wordcount.report.print", false);
+  options.timeout = 300ms;
+  auto run = complete_topology(word_count(), options);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("did not complete within 300 ms: some spout has not finished"),
+            std::string::npos)
+      << run.status().message();
+}
+
+}  // namespace
+}  // namespace rstorm::testing
