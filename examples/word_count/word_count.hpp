@@ -51,10 +51,17 @@ class SentenceSpout : public Spout {
   std::int64_t outstanding_ = 0;  // emitted, not yet acked or failed
 };
 
+// Also keeps two user metrics (rstorm/metrics.hpp): the counter
+// words_split_total and the histogram sentence_words (words per sentence).
 class SplitSentence : public BasicBolt {
  public:
+  void prepare(const Config& conf, const TopologyContext& context) override;
   void execute(const Tuple& input, BasicOutputCollector& out) override;
   void declare_output_fields(OutputFieldsDeclarer& declarer) override;
+
+ private:
+  CounterMetric* words_ = nullptr;
+  HistogramMetric* sentence_words_ = nullptr;
 };
 
 class WordCounter : public BasicBolt {

@@ -61,15 +61,26 @@ void SentenceSpout::declare_output_fields(OutputFieldsDeclarer& declarer) {
   declarer.declare(Fields{"sentence"});
 }
 
+void SplitSentence::prepare(const Config&, const TopologyContext& context) {
+  words_ = &context.counter("words_split_total", "Words split out of sentences");
+  sentence_words_ = &context.histogram("sentence_words", {4, 6, 8, 16}, "Words per sentence");
+}
+
 void SplitSentence::execute(const Tuple& input, BasicOutputCollector& out) {
   const std::string& sentence = input.get_string("sentence");
   std::size_t start = 0;
+  std::uint64_t words = 0;
   while (start < sentence.size()) {
     std::size_t end = sentence.find(' ', start);
     if (end == std::string::npos) end = sentence.size();
-    if (end > start) out.emit({sentence.substr(start, end - start)});
+    if (end > start) {
+      out.emit({sentence.substr(start, end - start)});
+      ++words;
+    }
     start = end + 1;
   }
+  if (words_ != nullptr) words_->inc(words);
+  if (sentence_words_ != nullptr) sentence_words_->observe(static_cast<double>(words));
 }
 
 void SplitSentence::declare_output_fields(OutputFieldsDeclarer& declarer) {

@@ -106,6 +106,19 @@ TEST(RuntimeMetrics, WordCountCountersMatchWhatTheTopologyDid) {
             static_cast<double>(split_samples));
   EXPECT_EQ(count_series(text, "rstorm_execute_latency_seconds_count"), 3u);  // split, count, report
   EXPECT_EQ(sum_series(text, "rstorm_backpressure_active"), 0);
+  // The split bolt's user metrics, one series per task with its task label.
+  EXPECT_EQ(sum_series(text, "words_split_total", {{"topology", "wc"}, {"component", "split"}, {"node", "n1"}}),
+            kWords);
+  EXPECT_EQ(count_series(text, "words_split_total"), 2u);
+  for (const auto& e : rt->executors()) {
+    if (e->plan().component->id != "split") continue;
+    EXPECT_GT(sum_series(text, "words_split_total", {{"task", std::to_string(e->plan().tasks.front().value)}}), 0);
+  }
+  EXPECT_EQ(sum_series(text, "sentence_words_count", {{"component", "split"}}), kSentences);
+  EXPECT_EQ(sum_series(text, "sentence_words_sum", {{"component", "split"}}), kWords);
+  // 6, 8, 6, 6, 6 words: 800 sentences in the le="6" bucket, all 1000 by le="8".
+  EXPECT_EQ(sum_series(text, "sentence_words_bucket", {{"le", "6"}}), kSentences / 5 * 4);
+  EXPECT_EQ(sum_series(text, "sentence_words_bucket", {{"le", "8"}}), kSentences);
   rt->stop();
 }
 

@@ -45,6 +45,10 @@ TEST(CompleteTopology, MockedSentencesGiveEveryWordAndCount) {
   EXPECT_EQ(run->acked("report"), 4u);
   EXPECT_TRUE(run->emitted("report").empty());
   EXPECT_TRUE(run->errors("split").empty());
+  // The split bolt's user metrics, summed over its tasks.
+  EXPECT_EQ(run->metric("split", "words_split_total"), 4);
+  EXPECT_EQ(run->metric("split", "sentence_words"), 2);  // observations
+  EXPECT_EQ(run->metric("split", "no_such_metric"), 0);
 }
 
 TEST(CompleteTopology, BoundedSpoutThatIsNotMockedRunsToItsEnd) {

@@ -1,6 +1,7 @@
 #include "rstorm/worker/local_runner.hpp"
 
 #include <cstdio>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -67,6 +68,50 @@ std::string render_stats(const TopologyStats& now, const TopologyStats* previous
       out += line;
     }
     out += "\n";
+  }
+  return out;
+}
+
+std::string render_user_metrics(const UserMetrics& metrics) {
+  struct Sum {
+    MetricKind kind = MetricKind::kCounter;
+    int tasks = 0;
+    double value = 0;       // counters, gauges: the sum over tasks
+    std::uint64_t count = 0;  // histograms
+    double sum = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Sum> sums;  // (component, name)
+  for (const auto& m : metrics.entries()) {
+    Sum& s = sums[{m.component, m.name}];
+    s.kind = m.kind;
+    ++s.tasks;
+    switch (m.kind) {
+      case MetricKind::kCounter:
+        s.value += static_cast<double>(m.counter->value());
+        break;
+      case MetricKind::kGauge:
+        s.value += m.gauge->value();
+        break;
+      case MetricKind::kHistogram:
+        s.count += m.histogram->count();
+        s.sum += m.histogram->sum();
+        break;
+    }
+  }
+  if (sums.empty()) return "";
+  std::string out = "user metrics, summed over each component's tasks:\n";
+  char line[512];
+  for (const auto& [key, s] : sums) {
+    if (s.kind == MetricKind::kHistogram) {
+      std::snprintf(line, sizeof line, "  %-12s %-32s count %llu  sum %.6g  mean %.6g  (%d tasks)\n",
+                    key.first.c_str(), key.second.c_str(), static_cast<unsigned long long>(s.count), s.sum,
+                    s.count > 0 ? s.sum / static_cast<double>(s.count) : 0.0, s.tasks);
+    } else {
+      std::snprintf(line, sizeof line, "  %-12s %-32s %.15g  (%s, %d tasks)\n", key.first.c_str(),
+                    key.second.c_str(), s.value, s.kind == MetricKind::kCounter ? "counter" : "gauge",
+                    s.tasks);
+    }
+    out += line;
   }
   return out;
 }
@@ -186,7 +231,8 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
     char head[128];
     std::snprintf(head, sizeof head, "rstorm local: '%s' stopped after %.1f s; totals and mean rates:\n",
                   name.c_str(), last->uptime_secs);
-    out << head << render_stats(*last, nullptr, last->uptime_secs) << std::flush;
+    out << head << render_stats(*last, nullptr, last->uptime_secs) << render_user_metrics(*runtime->plan().user_metrics)
+        << std::flush;
     if (final) *final = *last;
   }
   return api::Status::ok();

@@ -41,7 +41,9 @@ metrics::Labels with(const metrics::Labels& base, const metrics::Labels& extra) 
 void collect_executor_metrics(metrics::Snapshot& out, const std::string& topology,
                               const ExecutorSource& source, const metrics::Labels& extra_labels) {
   std::map<std::string, ComponentLatency> latency;
+  const UserMetrics* user = nullptr;
   source([&](const Executor& e) {
+    if (user == nullptr) user = e.topology_plan().user_metrics.get();
     const ExecutorPlan& plan = e.plan();
     const ComponentPlan& component = *plan.component;
     const bool is_spout = component.role == ExecutorRole::kSpout;
@@ -114,6 +116,28 @@ void collect_executor_metrics(metrics::Snapshot& out, const std::string& topolog
       out.histogram("rstorm_execute_latency_seconds",
                     "Bolts: time in execute(), sampled one execute in 32", labels, bounds,
                     l.counts.data(), static_cast<double>(l.sum_ns) / kNsPerSecond);
+    }
+  }
+  // What the tasks registered (rstorm/metrics.hpp), per task.
+  if (user != nullptr) {
+    for (const auto& m : user->entries()) {
+      const metrics::Labels labels = with(
+          {{"topology", topology}, {"component", m.component}, {"task", std::to_string(m.task.value)}},
+          extra_labels);
+      const std::string help = m.help.empty() ? "user metric of component " + m.component : m.help;
+      switch (m.kind) {
+        case MetricKind::kCounter:
+          out.counter(m.name, help, labels, static_cast<double>(m.counter->value()));
+          break;
+        case MetricKind::kGauge:
+          out.gauge(m.name, help, labels, m.gauge->value());
+          break;
+        case MetricKind::kHistogram: {
+          const std::vector<std::uint64_t> counts = m.histogram->counts();
+          out.histogram(m.name, help, labels, m.histogram->bounds(), counts.data(), m.histogram->sum());
+          break;
+        }
+      }
     }
   }
 }

@@ -7,6 +7,7 @@
 #include "rstorm/config_schema.hpp"
 #include "rstorm/fields.hpp"
 #include "rstorm/ids.hpp"
+#include "rstorm/metrics.hpp"
 #include "rstorm/output_fields_declarer.hpp"
 #include "rstorm/spout.hpp"
 #include "rstorm/status.hpp"

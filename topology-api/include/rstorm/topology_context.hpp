@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rstorm/ids.hpp"
+#include "rstorm/metrics.hpp"
 
 namespace rstorm {
 
@@ -21,13 +22,17 @@ struct TaskLayout {
 
 class TopologyContext {
  public:
+  // `metrics`: where counter()/gauge()/histogram() register (the runtime's, so
+  // that they are exported); null: a store of this context's own (tests).
   TopologyContext(std::string topology_name, std::string component_id, TaskId task,
-                  int task_index, std::shared_ptr<const TaskLayout> layout)
+                  int task_index, std::shared_ptr<const TaskLayout> layout,
+                  std::shared_ptr<UserMetrics> metrics = nullptr)
       : topology_name_(std::move(topology_name)),
         component_id_(std::move(component_id)),
         task_(task),
         task_index_(task_index),
-        layout_(std::move(layout)) {}
+        layout_(std::move(layout)),
+        metrics_(metrics ? std::move(metrics) : std::make_shared<UserMetrics>()) {}
 
   const std::string& topology_name() const { return topology_name_; }
   const std::string& component_id() const { return component_id_; }
@@ -40,12 +45,21 @@ class TopologyContext {
   // The component that runs `task` ("" when unknown).
   const std::string& component_of(TaskId task) const;
 
+  // This task's user metrics (rstorm/metrics.hpp): register in open/prepare,
+  // keep the reference, update anywhere on the task's thread or others.
+  CounterMetric& counter(std::string_view name, std::string_view help = "") const;
+  GaugeMetric& gauge(std::string_view name, std::string_view help = "") const;
+  HistogramMetric& histogram(std::string_view name, std::vector<double> bounds,
+                             std::string_view help = "") const;
+  const std::shared_ptr<UserMetrics>& metrics() const { return metrics_; }
+
  private:
   std::string topology_name_;
   std::string component_id_;
   TaskId task_;
   int task_index_;
   std::shared_ptr<const TaskLayout> layout_;
+  std::shared_ptr<UserMetrics> metrics_;  // last: earlier members keep their offsets
 };
 
 }  // namespace rstorm

@@ -216,6 +216,11 @@ std::uint64_t CompletedTopology::executed(std::string_view component) const {
   return it == counters_.end() ? 0 : it->second.executed;
 }
 
+double CompletedTopology::metric(std::string_view component, std::string_view name) const {
+  auto it = metrics_.find(std::make_pair(std::string(component), std::string(name)));
+  return it == metrics_.end() ? 0 : it->second;
+}
+
 const std::vector<std::string>& CompletedTopology::errors(std::string_view component) const {
   auto it = errors_.find(component);
   return it == errors_.end() ? kNoErrors : it->second;
@@ -313,6 +318,20 @@ api::Result<CompletedTopology> complete_topology(const Topology& topology,
     out.counters_[c.id] = {c.acked, c.failed, c.executed};
   }
   recorder->fill(out);
+  for (const auto& m : runtime->plan().user_metrics->entries()) {
+    double& v = out.metrics_[{m.component, m.name}];
+    switch (m.kind) {
+      case MetricKind::kCounter:
+        v += static_cast<double>(m.counter->value());
+        break;
+      case MetricKind::kGauge:
+        v += m.gauge->value();
+        break;
+      case MetricKind::kHistogram:
+        v += static_cast<double>(m.histogram->count());
+        break;
+    }
+  }
   return out;
 }
 

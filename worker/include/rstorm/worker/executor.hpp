@@ -65,6 +65,7 @@ class Executor {
   ReceiveQueue& queue() { return queue_; }
   const ExecutorStats& stats() const { return stats_; }
   const ExecutorPlan& plan() const { return plan_; }
+  const TopologyPlan& topology_plan() const { return *env_.plan; }
   // Spouts: reliable tuples not yet acked or failed.
   virtual std::uint64_t in_flight() const { return 0; }
   // Spouts: every task said it has no more input (SpoutOutputCollector::finish).

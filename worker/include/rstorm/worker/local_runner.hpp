@@ -13,6 +13,7 @@
 
 #include "rstorm/config.hpp"
 #include "rstorm/local_cluster.hpp"
+#include "rstorm/metrics.hpp"
 #include "rstorm/status.hpp"
 
 namespace rstorm::worker {
@@ -47,6 +48,10 @@ struct LocalRunOptions {
 // the counters at the end of the run.
 api::Status run_local(const LocalRunOptions& options, std::ostream& out,
                       TopologyStats* final = nullptr);
+
+// The user metrics (rstorm/metrics.hpp) per component and name, summed over
+// its tasks (histograms: count, sum, mean); "" when there are none.
+std::string render_user_metrics(const UserMetrics& metrics);
 
 // One line per component: counters and the rate over `interval_secs` since `previous`.
 std::string render_stats(const TopologyStats& now, const TopologyStats* previous,

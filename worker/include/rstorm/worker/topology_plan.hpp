@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "rstorm/config.hpp"
+#include "rstorm/metrics.hpp"
 #include "rstorm/status.hpp"
 #include "rstorm/topology.hpp"
+#include "rstorm/metrics.hpp"
 #include "rstorm/topology_context.hpp"
 #include "rstorm/tuple.hpp"
 
@@ -86,6 +88,8 @@ struct TopologyPlan {
   std::vector<TaskId> acker_tasks;
   std::shared_ptr<const TaskLayout> layout;
   int num_counters = 0;  // round-robin counters a producer needs
+  // What the tasks register through TopologyContext::counter() and the like.
+  std::shared_ptr<UserMetrics> user_metrics = std::make_shared<UserMetrics>();
 
   const ComponentPlan* find_component(std::string_view id) const;
   bool acking() const { return !acker_tasks.empty(); }

@@ -89,6 +89,10 @@ class CompletedTopology {
   // What the component passed to report_error, and the exceptions its execute
   // or next_tuple threw, in order.
   const std::vector<std::string>& errors(std::string_view component) const;
+  // A user metric (rstorm/metrics.hpp) of `component`, summed over its tasks:
+  // a counter's or gauge's value, a histogram's number of observations; 0 when
+  // the component registered no such metric.
+  double metric(std::string_view component, std::string_view name) const;
 
   struct Counters {
     std::uint64_t acked = 0, failed = 0, executed = 0;
@@ -96,6 +100,7 @@ class CompletedTopology {
   std::map<std::string, std::vector<EmittedTuple>, std::less<>> emitted_;
   std::map<std::string, Counters, std::less<>> counters_;
   std::map<std::string, std::vector<std::string>, std::less<>> errors_;
+  std::map<std::pair<std::string, std::string>, double, std::less<>> metrics_;
 };
 
 // Runs `topology` in this process until every spout task has finished (mocked
