@@ -1,5 +1,7 @@
 #include "nimbus/nimbus_server.hpp"
 
+#include <algorithm>
+
 #include <thrift/TProcessor.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/server/TThreadedServer.h>
@@ -143,6 +145,25 @@ class ReadySignal final : public apache::thrift::server::TServerEventHandler {
 
 }  // namespace
 
+namespace {
+
+class FramedTransportFactory final : public apache::thrift::transport::TTransportFactory {
+ public:
+  explicit FramedTransportFactory(int max_frame_bytes)
+      : config_(std::make_shared<apache::thrift::TConfiguration>(
+            std::max(max_frame_bytes, static_cast<int>(apache::thrift::TConfiguration::DEFAULT_MAX_MESSAGE_SIZE)),
+            max_frame_bytes)) {}
+  std::shared_ptr<apache::thrift::transport::TTransport> getTransport(
+      std::shared_ptr<apache::thrift::transport::TTransport> transport) override {
+    return std::make_shared<apache::thrift::transport::TFramedTransport>(std::move(transport), config_);
+  }
+
+ private:
+  std::shared_ptr<apache::thrift::TConfiguration> config_;
+};
+
+}  // namespace
+
 NimbusServer::NimbusServer(Nimbus& nimbus, Options options, Logger logger)
     : nimbus_(nimbus), options_(std::move(options)), logger_(std::move(logger)) {}
 
@@ -152,7 +173,9 @@ Status NimbusServer::start() {
   using namespace apache::thrift;
   auto socket = std::make_shared<transport::TServerSocket>(options_.host, options_.port);
   auto processor = std::make_shared<thrift::NimbusProcessor>(std::make_shared<Handler>(nimbus_));
-  auto transports = std::make_shared<transport::TFramedTransportFactory>();
+  // Frames over max_frame_bytes are refused before they are buffered
+  // (Thrift's own default is 16384000 bytes; ours is the configured one).
+  auto transports = std::make_shared<FramedTransportFactory>(options_.max_frame_bytes);
   auto protocols = std::make_shared<protocol::TBinaryProtocolFactory>(
       options_.max_frame_bytes, options_.max_container_elements, false, true);
   server_ = std::make_shared<server::TThreadedServer>(processor, socket, transports, protocols);

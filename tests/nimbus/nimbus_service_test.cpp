@@ -1,7 +1,11 @@
 // Nimbus through its Thrift client, in-process, on the in-memory store.
 #include <gtest/gtest.h>
+#include <thrift/protocol/TBinaryProtocol.h>
+#include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSocket.h>
 
 #include "nimbus/submitter.hpp"
+#include "rstorm_thrift/Nimbus.h"
 #include "nimbus/topology_structure.hpp"
 #include "scheduler/scheduler.hpp"
 #include "tests/nimbus/nimbus_fixture.hpp"
@@ -20,6 +24,53 @@ std::map<std::string, std::pair<std::string, int>> slots_by_executor(const thrif
                                                                                e.slot.port};
   }
   return out;
+}
+
+// A frame over NimbusServer::Options::max_frame_bytes is refused on that
+// connection before it is read; one under it is served; the server stays up.
+// The call is getTopologyInfo("x") padded with unknown i32 fields (skipped by
+// the reader), so that only the frame's size, not a string's or a list's,
+// goes over a limit.
+TEST_F(NimbusServiceTest, FrameOverTheConfiguredLimitClosesOnlyItsConnection) {
+  NimbusServer::Options o{"127.0.0.1", 0};
+  o.max_frame_bytes = 64 * 1024;
+  NimbusServer small(*nimbus_, o, Logger::null());
+  ASSERT_TRUE(small.start().is_ok());
+  auto call = [&](int padding_fields) -> std::string {
+    using namespace apache::thrift;
+    auto socket = std::make_shared<transport::TSocket>("127.0.0.1", small.port());
+    auto framed = std::make_shared<transport::TFramedTransport>(socket);
+    auto protocol = std::make_shared<protocol::TBinaryProtocol>(framed);
+    framed->open();
+    protocol->writeMessageBegin("getTopologyInfo", protocol::T_CALL, 1);
+    protocol->writeStructBegin("args");
+    protocol->writeFieldBegin("id", protocol::T_STRING, 1);
+    protocol->writeString(std::string("x"));
+    protocol->writeFieldEnd();
+    for (int k = 0; k < padding_fields; ++k) {
+      protocol->writeFieldBegin("pad", protocol::T_I32, static_cast<std::int16_t>(100 + k % 30000));
+      protocol->writeI32(k);
+      protocol->writeFieldEnd();
+    }
+    protocol->writeFieldStop();
+    protocol->writeStructEnd();
+    protocol->writeMessageEnd();
+    framed->flush();
+    thrift::NimbusClient client(protocol);
+    try {
+      thrift::TopologyInfo info;
+      client.recv_getTopologyInfo(info);
+      return "answered";
+    } catch (const thrift::NotFoundException&) {
+      return "not found";
+    } catch (const TException& e) {
+      return "failed";
+    }
+  };
+  EXPECT_EQ(call(1000), "not found");     // about 7 KB
+  EXPECT_EQ(call(15000), "failed");       // about 105 KB
+  EXPECT_EQ(call(1000), "not found");
+  small.stop();
 }
 
 TEST_F(NimbusServiceTest, SubmitListDescribeKillThroughThriftClient) {
