@@ -29,6 +29,11 @@ int run_submit(const SubmitArgs& args) {
   const auto chunk = static_cast<std::size_t>(config->get_int("storm.blobstore.chunk.size.bytes"));
   auto id = submit_prepared(**client, *prepared, chunk);
   if (!id) return report_error("submit", id.status());
+  for (const auto& key : prepared->daemon_keys_ignored) {
+    std::cerr << "rstorm submit: note: " << key
+              << " (command line) is not sent with the topology: daemons and their workers read it "
+                 "from each machine's rstorm.yaml\n";
+  }
   std::cout << "submitted topology '" << prepared->name << "' as " << *id << "\n";
   if (!args.wait) return kCliOk;
   rstorm::Status running = wait_until_running(**client, *id, std::chrono::seconds(args.wait_secs));

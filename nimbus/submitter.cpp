@@ -39,6 +39,15 @@ Result<PreparedTopology> prepare_topology(const std::string& library_path, const
   out.structure = structure_to_thrift(out.name, topology->spec());
   if (Status s = validate_structure(out.structure); !s) return s;
   out.config = config_to_thrift(topology_config);
+  for (const auto& [key, entry] : config.entries()) {
+    // nimbus.*, storm.zookeeper.* and the like on a command line are for the
+    // client itself; these are for other machines' daemons and workers only.
+    const bool elsewhere = key.starts_with("worker.") || key.starts_with("supervisor.") ||
+                           key.starts_with("storm.messaging.") || key.starts_with("storm.metrics.");
+    if (elsewhere && entry.origin == "command line") {
+      out.daemon_keys_ignored.push_back(key);
+    }
+  }
   std::ifstream in(library_path, std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "common/status.hpp"
 #include "nimbus/nimbus_client.hpp"
@@ -21,6 +22,10 @@ struct PreparedTopology {
   thrift::TopologyStructure structure;
   std::map<std::string, thrift::ConfigEntry> config;
   std::string library_bytes;
+  // worker.*, supervisor.*, storm.messaging.* and storm.metrics.* keys given
+  // on the command line (-c), which a topology does not carry: each machine's
+  // rstorm.yaml sets them for its supervisor and workers.
+  std::vector<std::string> daemon_keys_ignored;
 };
 
 // The part of a loaded config that belongs to the topology: every key outside

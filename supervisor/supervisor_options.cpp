@@ -87,6 +87,12 @@ Result<SupervisorOptions> SupervisorOptions::from_config(const Config& config) {
     o.shutdown_wait = secs(config, "supervisor.worker.shutdown.sleep.secs", o.shutdown_wait);
     o.worker_heartbeat_ms =
         static_cast<int>(1000 * config.get_double("worker.heartbeat.frequency.secs", 1.0));
+    for (const auto& [key, entry] : config.entries()) {
+      if (key.starts_with("worker.") || key.starts_with("storm.messaging.") ||
+          key.starts_with("storm.metrics.")) {
+        o.worker_config.set(key, entry.value, entry.origin);
+      }
+    }
   } catch (const ConfigError& e) {
     return Status(ErrorCode::kInvalidArgument, e.what());
   }

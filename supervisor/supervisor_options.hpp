@@ -32,6 +32,11 @@ struct SupervisorOptions {
   std::chrono::seconds monitor_frequency{3};      // supervisor.monitor.frequency.secs
   std::chrono::seconds shutdown_wait{3};          // supervisor.worker.shutdown.sleep.secs
   int worker_heartbeat_ms = 1000;                 // worker.heartbeat.frequency.secs
+  // What this machine's config says to its workers: every worker.*,
+  // storm.messaging.* and storm.metrics.* entry (transport buffers, metrics
+  // host and port offset, ...). A worker's config is these with the topology's
+  // own config over them, as Storm's workers read the supervisor's storm.yaml.
+  Config worker_config;
   // The rstorm-worker executable. Default: next to the running executable.
   std::filesystem::path worker_binary;
 

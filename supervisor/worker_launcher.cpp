@@ -85,7 +85,8 @@ Result<wp::WorkerSpec> WorkerLauncher::prepare(const thrift::Assignment& a,
     spec.executors.push_back(wp::SpecExecutor{e.executor.component, e.executor.task_start,
                                               e.executor.task_end, e.slot.node_id, e.slot.port});
   }
-  spec.config = std::move(config).value();
+  spec.config = options_.worker_config;
+  spec.config.merge(*config);  // the topology's own entries win
   spec.heartbeat_interval_ms = options_.worker_heartbeat_ms;
   return spec;
 }

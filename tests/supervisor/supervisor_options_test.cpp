@@ -42,6 +42,20 @@ TEST(SupervisorOptionsTest, CapacityComesFromTheMachineUnlessConfigured) {
   EXPECT_EQ(set->worker_timeout, std::chrono::seconds(4));
 }
 
+// What the machine's config says to workers reaches their specs (under the
+// topology's config): transport, messaging and metrics keys, not the
+// supervisor's own.
+TEST(SupervisorOptionsTest, WorkerKeysOfTheMachinesConfigAreKeptForItsWorkers) {
+  auto o = SupervisorOptions::from_config(
+      load({"worker.transport.buffer.bytes=4096", "storm.metrics.host=0.0.0.0", "supervisor.rack=r9"}));
+  ASSERT_TRUE(o) << o.status().to_string();
+  EXPECT_EQ(o->worker_config.get_int("worker.transport.buffer.bytes", 0), 4096);
+  EXPECT_EQ(o->worker_config.get_string("storm.metrics.host", ""), "0.0.0.0");
+  EXPECT_EQ(o->worker_config.find("storm.metrics.host")->origin, "command line");
+  EXPECT_EQ(o->worker_config.find("supervisor.rack"), nullptr);
+  EXPECT_EQ(o->worker_config.find("storm.zookeeper.servers"), nullptr);
+}
+
 TEST(SupervisorOptionsTest, MalformedResourceMapNamesTheKey) {
   auto bad = SupervisorOptions::from_config(load({"supervisor.resources.map=[gpu]"}));
   ASSERT_FALSE(bad);
