@@ -360,9 +360,16 @@ void OutboundChannel::write_pending() {
   c->writing_active = true;
   asio::async_write(c->socket, asio::buffer(c->writing),
                     [this, c](const boost::system::error_code& ec, std::size_t) {
-                      c->writing_active = false;
-                      if (c->closed || c != conn_) return;
+                      if (c->closed || c != conn_) {
+                        c->writing_active = false;  // close_connection took the bytes back
+                        return;
+                      }
+                      // Still marked in flight: fail() -> close_connection hands these
+                      // bytes back as undeliverable, as it does when the reader sees
+                      // the failure first (cleared first, they were dropped unseen and
+                      // their trees waited for the message timeout).
                       if (ec) return fail(c, "write failed: " + ec.message(), false);
+                      c->writing_active = false;
                       auto& k = core_.counters;
                       TransportCounters::add(k.bytes_sent, c->writing.size());
                       TransportCounters::add(k.frames_sent, c->writing_frames);
