@@ -11,16 +11,19 @@
 # RSTORM_FUZZ_JOBS (build jobs, default 2), RSTORM_FUZZ_MAX_SECONDS (time
 # limit per target; default 3600 below 1000000 inputs, none from there: the
 # slowest target, fuzz_config_yaml, runs about 220 inputs/s under ASan on one
-# core, so a million takes it over an hour), RSTORM_FUZZ_TARGETS (names,
-# default all).
+# core, so a million takes it over an hour), RSTORM_FUZZ_TIMEOUT (seconds one
+# input may take before it counts as a hang; default 10, 60 from 1000000
+# inputs: a long run shares the machine, and a 0.2 s input once took 12 s
+# beside a build), RSTORM_FUZZ_TARGETS (names, default all).
 set -euo pipefail
 
 runs=${1:-20000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${RSTORM_FUZZ_BUILD:-$root/build-fuzz}
 jobs=${RSTORM_FUZZ_JOBS:-2}
-if [[ $runs -ge 1000000 ]]; then default_max=0; else default_max=3600; fi  # 0: no limit
-max_seconds=${RSTORM_FUZZ_MAX_SECONDS:-$default_max}
+if [[ $runs -ge 1000000 ]]; then default_max=0 default_timeout=60; else default_max=3600 default_timeout=10; fi
+max_seconds=${RSTORM_FUZZ_MAX_SECONDS:-$default_max}  # 0: no limit
+timeout=${RSTORM_FUZZ_TIMEOUT:-$default_timeout}
 read -r -a targets <<< "${RSTORM_FUZZ_TARGETS:-fuzz_frame fuzz_thrift fuzz_nimbus_rpc \
 fuzz_config_yaml fuzz_topology_yaml fuzz_worker_spec fuzz_local_state}"
 
@@ -45,7 +48,7 @@ for target in "${targets[@]}"; do
   cp -r "$root/fuzz/corpus/$target" "$work/$target/corpus"
   start=$SECONDS
   status=0
-  "$build/bin/$target" -runs="$runs" -max_total_time="$max_seconds" -timeout=10 \
+  "$build/bin/$target" -runs="$runs" -max_total_time="$max_seconds" -timeout="$timeout" \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/$target/" \
     "$work/$target/corpus" > "$work/$target/log" 2>&1 || status=$?
   inputs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target/log" | tail -n 1)
