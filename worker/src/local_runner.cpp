@@ -103,7 +103,7 @@ std::string render_user_metrics(const UserMetrics& metrics) {
   char line[512];
   for (const auto& [key, s] : sums) {
     if (s.kind == MetricKind::kHistogram) {
-      std::snprintf(line, sizeof line, "  %-12s %-32s count %llu  sum %.6g  mean %.6g  (%d tasks)\n",
+      std::snprintf(line, sizeof line, "  %-12s %-32s count %llu  sum %.15g  mean %.4g  (%d tasks)\n",
                     key.first.c_str(), key.second.c_str(), static_cast<unsigned long long>(s.count), s.sum,
                     s.count > 0 ? s.sum / static_cast<double>(s.count) : 0.0, s.tasks);
     } else {
