@@ -66,19 +66,29 @@ bool loopback_port_open(int port) {
   return true;
 }
 
-std::string zookeeper_four_letter(int port, const std::string& word) {
+std::optional<std::string> loopback_exchange(int port, std::string_view bytes,
+                                             std::chrono::seconds read_timeout) {
   const int fd = connect_loopback(port);
-  if (fd < 0) return "";
-  timeval timeout{2, 0};
+  if (fd < 0) return std::nullopt;
+  timeval timeout{static_cast<time_t>(read_timeout.count()), 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  std::string answer;
-  if (::write(fd, word.data(), word.size()) == static_cast<ssize_t>(word.size())) {
-    char buffer[256];
-    ssize_t n;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) answer.append(buffer, static_cast<std::size_t>(n));
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the peer closed on what it had read
+    sent += static_cast<std::size_t>(n);
   }
+  ::shutdown(fd, SHUT_WR);
+  std::string answer;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) answer.append(buffer, static_cast<std::size_t>(n));
   ::close(fd);
   return answer;
+}
+
+std::string zookeeper_four_letter(int port, const std::string& word) {
+  return loopback_exchange(port, word, std::chrono::seconds(2)).value_or("");
 }
 
 DevCluster::DevCluster(DevClusterOptions options, Logger logger)

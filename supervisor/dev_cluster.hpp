@@ -10,10 +10,13 @@
 // Thread contract: thread-compatible (one owner drives it).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/logger.hpp"
@@ -136,6 +139,11 @@ class DevCluster {
 Result<int> free_loopback_port();
 // Whether something accepts TCP connections on 127.0.0.1:port.
 bool loopback_port_open(int port);
+// Sends `bytes` on a new connection to 127.0.0.1:port, closes the sending side
+// and returns what comes back until the peer closes (or `read_timeout` passes
+// without a byte); nullopt when nothing accepts the connection.
+std::optional<std::string> loopback_exchange(int port, std::string_view bytes,
+                                             std::chrono::seconds read_timeout);
 // Sends a ZooKeeper four-letter word ("ruok") to 127.0.0.1:port; its answer.
 std::string zookeeper_four_letter(int port, const std::string& word);
 

@@ -2,12 +2,9 @@
 // rstorm-supervisor processes (DevCluster), real rstorm-worker processes, the
 // word count library submitted through the `rstorm` command line.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -620,36 +617,6 @@ TEST_F(ClusterTest, StandbyNimbusTakesOverAndTheTopologyKeepsRunning) {
   EXPECT_TRUE(every_assigned_worker_runs(*after));
 }
 
-// Sends `bytes` on a fresh connection to 127.0.0.1:`port`, closes its sending
-// side and reads whatever comes back until the peer closes (at most 5 s).
-// Returns false when it could not connect.
-bool send_and_close(int port, std::string_view bytes) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return false;
-  }
-  timeval limit{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  std::size_t sent = 0;
-  while (sent < bytes.size()) {
-    const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;  // the peer closed on what it had read: fine
-    sent += static_cast<std::size_t>(n);
-  }
-  ::shutdown(fd, SHUT_WR);
-  char buffer[4096];
-  while (::recv(fd, buffer, sizeof buffer, 0) > 0) {
-  }
-  ::close(fd);
-  return true;
-}
-
 // Byte strings that are not what a port expects: random bytes, absurd length
 // prefixes, and every `valid` message cut short at several points.
 std::vector<std::string> garbage(std::mt19937_64& rng, const std::vector<std::string>& valid) {
@@ -756,12 +723,12 @@ TEST_F(ClusterTest, GarbageOnNimbusAndWorkerPortsLeavesBothRunningAndCountsExact
   const std::uint64_t acked_before = spout_counter("acked").value_or(0);
   int sent = 0;
   for (const auto& bytes : garbage(rng, nimbus_valid)) {
-    EXPECT_TRUE(send_and_close(cluster_->nimbus_port(0), bytes)) << "nimbus stopped listening";
+    EXPECT_TRUE(sv::loopback_exchange(cluster_->nimbus_port(0), bytes, 5s)) << "nimbus stopped listening";
     ++sent;
   }
   for (const auto& [slot, executors] : slots) {
     for (const auto& bytes : garbage(rng, worker_valid)) {
-      EXPECT_TRUE(send_and_close(slot.second, bytes)) << "worker " << slot.second << " stopped listening";
+      EXPECT_TRUE(sv::loopback_exchange(slot.second, bytes, 5s)) << "worker " << slot.second << " stopped listening";
       ++sent;
     }
   }
