@@ -117,9 +117,11 @@ TEST_F(NimbusServiceTest, SubmitListDescribeKillThroughThriftClient) {
   auto after = client_->cluster_info();
   ASSERT_TRUE(after);
   EXPECT_TRUE(after->topologies.empty());
-  auto blobs = blobs_->list();
-  ASSERT_TRUE(blobs);
-  EXPECT_TRUE(blobs->empty()) << "code and structure blobs are freed on kill";
+  // The blobs go in the same removal, after the record: wait for them too.
+  EXPECT_TRUE(eventually([&] {
+    auto blobs = blobs_->list();
+    return blobs && blobs->empty();
+  })) << "code and structure blobs are freed on kill";
 }
 
 TEST_F(NimbusServiceTest, PlacementEqualsWhatTheSchedulerLibraryComputes) {
