@@ -43,6 +43,13 @@ void DataPlane::stop() {
 }
 
 void DataPlane::deliver(Batch& batch) {
+  if (!traffic_.load(std::memory_order_relaxed)) {
+    traffic_.store(true, std::memory_order_relaxed);
+    if (idle_wait_.load(std::memory_order_relaxed)) {
+      { std::lock_guard lock(mutex_); }
+      wake_.notify_all();  // back to checking every check_interval
+    }
+  }
   Batch foreign;
   const bool in_rings = runtime_.runtime().deliver_remote(batch, &foreign);
   if (!foreign.empty()) undeliverable(foreign, "their tasks are not run by this worker");
@@ -120,12 +127,24 @@ void DataPlane::fail_trees(Batch& batch) {
 
 void DataPlane::run(std::stop_token stop) {
   std::vector<Failure> failures;
+  auto interval = options_.check_interval;
   while (!stop.stop_requested()) {
+    // Traffic or a throttled task: check every check_interval; otherwise
+    // back off, doubling, to idle_check_interval.
+    const bool busy = traffic_.exchange(false, std::memory_order_relaxed) ||
+                      throttled_tasks_.load(std::memory_order_relaxed) > 0;
+    interval = busy ? options_.check_interval
+                    : std::min(options_.idle_check_interval, interval * 2);
+    const bool idle = interval > options_.check_interval;
+    idle_wait_.store(idle, std::memory_order_relaxed);
     {
       std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, stop, options_.check_interval, [&] { return !failures_.empty(); });
+      wake_.wait_for(lock, stop, interval, [&] {
+        return !failures_.empty() || (idle && traffic_.load(std::memory_order_relaxed));
+      });
       failures.swap(failures_);
     }
+    idle_wait_.store(false, std::memory_order_relaxed);
     if (!failures.empty()) send_failures(failures, stop);
     failures.clear();
     check_backpressure();

@@ -13,7 +13,10 @@
 //    `check_interval` (and deliver() when a queue overflowed); a queue over the
 //    high watermark throttles its tasks at every peer
 //    (Transport::set_backpressure(tasks, true)) until it is back under the low
-//    watermark, its overflow empty.
+//    watermark, its overflow empty. While nothing arrives from peers and no
+//    task is throttled, there is nothing a check could throttle or release:
+//    the interval doubles up to `idle_check_interval`, and the first delivery
+//    after that brings it back (an idle worker costs no polling).
 //
 // Thread contract: deliver/undeliverable from any thread (the transport's io
 // thread, or the one calling Transport::set_peers/stop); start/stop from the
@@ -41,6 +44,8 @@ struct DataPlaneOptions {
   double low_watermark = 0.5;
   // How often the queues are checked. Default 2 ms.
   std::chrono::microseconds check_interval{2000};
+  // The longest interval while no envelope arrives and no task is throttled.
+  std::chrono::microseconds idle_check_interval{200000};
 };
 
 struct DataPlaneCounters {
@@ -104,6 +109,10 @@ class DataPlane final : public transport::InboundHandler {
   std::atomic<std::uint64_t> throttled_tasks_{0};
   std::atomic<std::int64_t> last_log_ns_{0};
   std::atomic<bool> stopped_{false};
+  // deliver() was called since the thread last looked; the thread is in a
+  // long (idle) wait.
+  std::atomic<bool> traffic_{false};
+  std::atomic<bool> idle_wait_{false};
   std::jthread thread_;
 };
 

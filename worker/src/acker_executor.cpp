@@ -36,7 +36,7 @@ void AckerExecutor::run() {
     if (work) {
       idle_.reset();
     } else {
-      idle_.idle(queue_);
+      idle_.idle(queue_, trees_.size() > 0 ? next_sweep_ns_ : 0);
     }
   }
 }

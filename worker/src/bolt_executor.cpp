@@ -133,7 +133,7 @@ void BoltExecutor::run() {
     if (work) {
       idle_.reset();
     } else {
-      idle_.idle(queue_);
+      idle_.idle(queue_, tick_period_ns_ > 0 ? next_tick_ns_ : 0);
     }
   }
   for (auto& t : tasks_) {

@@ -30,7 +30,7 @@ Executor::Executor(const ExecutorEnv& env, const ExecutorPlan& plan, Transfer::M
       transfer_(&env.sinks, env.sinks.size(), &env.task_sink, never_wait_sinks(env, plan),
                 env.plan->settings.batch_size, mode, &stats_, env.stopping),
       emitter_(*env.plan, *plan.component, transfer_, stats_, seed, plan.index),
-      idle_(max_park) {}
+      idle_(env.plan->settings.wait_spin, max_park) {}
 
 Executor::~Executor() {
   stop();

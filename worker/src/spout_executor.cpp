@@ -81,11 +81,13 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
 
 SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                              std::vector<std::unique_ptr<Spout>> spouts, std::uint64_t seed)
-    : Executor(env, plan, Transfer::Mode::kNonBlocking, std::chrono::microseconds(1000), seed),
+    : Executor(env, plan, Transfer::Mode::kNonBlocking, env.plan->settings.spout_wait_park, seed),
       timeout_ns_(std::chrono::nanoseconds(env.plan->settings.message_timeout).count()),
       latency_target_ns_(timeout_ns_ / 2),
       adaptive_(env.plan->settings.max_spout_pending == 0 && env.plan->acking()),
-      burst_(env.plan->settings.batch_size) {
+      burst_(env.plan->settings.batch_size),
+      spout_wait_park_ns_(
+          std::chrono::nanoseconds(env.plan->settings.spout_wait_park).count()) {
   sweep_period_ns_ = std::clamp<std::int64_t>(timeout_ns_ / 10, 100'000'000, 1'000'000'000);
   const ComponentPlan& c = *plan.component;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -143,7 +145,7 @@ void SpoutExecutor::run() {
     }
     const bool blocked = transfer_.has_backlog() && !transfer_.flush();
     stats_.throttled.store(blocked, std::memory_order_relaxed);
-    if (active_ && !blocked) work = call_next_tuple() || work;
+    if (active_ && !blocked && now_ns_ >= next_poll_ns_) work = call_next_tuple() || work;
     ack_unreliable();
     transfer_.flush();
     track_progress(blocked);
@@ -153,8 +155,19 @@ void SpoutExecutor::run() {
       // Throttled by a full queue: wake as soon as it has room, but soon
       // enough to keep draining acks.
       transfer_.wait_for_backlog(std::chrono::microseconds(200));
+    } else if (!active_) {
+      // Deactivated: nothing to poll. Activation, completions and a stop
+      // wake it; otherwise it only wakes to time trees out.
+      std::int64_t until = 100'000'000;
+      if (pending_.size() > 0) until = std::clamp<std::int64_t>(next_sweep_ns_ - now_ns_, 0, until);
+      idle_.park(queue_, std::chrono::microseconds(until / 1000 + 1));
+    } else if (next_poll_ns_ > now_ns_) {
+      // The source had nothing: ask it again after spout_wait_park, as
+      // Storm's spout wait strategy does. Completions wake the loop sooner
+      // (they are handled at once) but do not make it ask sooner.
+      idle_.park(queue_, std::chrono::microseconds((next_poll_ns_ - now_ns_ + 999) / 1000));
     } else {
-      idle_.idle(queue_);
+      idle_.idle(queue_, pending_.size() > 0 ? next_sweep_ns_ : 0);
     }
   }
   for (auto& t : tasks_) {
@@ -211,7 +224,10 @@ bool SpoutExecutor::call_next_tuple() {
         report_error(t->id, std::string("next_tuple threw: ") + e.what());
         break;
       }
-      if (emits_ == before) break;
+      if (emits_ == before) {
+        next_poll_ns_ = now_ns_ + spout_wait_park_ns_;
+        break;
+      }
       emitted = true;
     }
   }

@@ -14,6 +14,12 @@ api::Result<RuntimeSettings> read_settings(const Config& c) {
     s.receive_buffer_size =
         static_cast<std::size_t>(config_int(c, keys::kTopologyExecutorReceiveBufferSize, 8192));
     s.batch_size = static_cast<std::size_t>(config_int(c, keys::kTopologyTransferBatchSize, 256));
+    s.wait_spin = std::chrono::microseconds(
+        std::clamp<std::int64_t>(config_int(c, keys::kTopologyExecutorWaitSpinMicros, 5), 0,
+                                 1'000'000));
+    s.spout_wait_park = std::chrono::microseconds(
+        std::clamp<std::int64_t>(config_int(c, keys::kTopologySpoutWaitParkMicros, 1000), 1,
+                                 1'000'000));
   } catch (const ConfigError& e) {
     return api::Status::error(e.what());
   }

@@ -137,6 +137,12 @@ inline constexpr std::string_view kTopologyExecutorReceiveBufferSize =
 inline constexpr std::string_view kTopologyTransferBatchSize = "topology.transfer.batch.size";
 inline constexpr std::string_view kTopologyBatchFlushIntervalMillis =
     "topology.batch.flush.interval.millis";
+// An executor with nothing to do spins this long before it parks until a
+// producer wakes it; a spout whose next_tuple emitted nothing parks this long
+// before calling it again (a completion wakes it sooner).
+inline constexpr std::string_view kTopologyExecutorWaitSpinMicros =
+    "topology.executor.wait.spin.micros";
+inline constexpr std::string_view kTopologySpoutWaitParkMicros = "topology.spout.wait.park.micros";
 inline constexpr std::string_view kTopologyComponentOnheapMb =
     "topology.component.resources.onheap.memory.mb";
 inline constexpr std::string_view kTopologyComponentOffheapMb =

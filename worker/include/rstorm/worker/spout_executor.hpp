@@ -82,9 +82,12 @@ class SpoutExecutor final : public Executor {
   std::int64_t latency_target_ns_;  // half the message timeout
   bool adaptive_;                   // max.spout.pending null and acking on
   std::size_t burst_;
+  std::int64_t spout_wait_park_ns_;
   std::uint64_t emits_ = 0;
   std::int64_t now_ns_ = 0;        // refreshed each loop and every 16 reliable emits
   std::uint32_t clock_reads_ = 0;  // emits so far (to see whether next_tuple emitted)
+  // A next_tuple call emitted nothing: the next call waits until this time.
+  std::int64_t next_poll_ns_ = 0;
   bool progressed_ = false;        // a tree completed or an untracked emit, this pass
   // Since when the spout waits without progress (valid while waiting_).
   std::atomic<std::int64_t> waiting_since_ns_{0};

@@ -76,6 +76,10 @@ struct RuntimeSettings {
   // ends a burst (an executor loop), which bounds its wait by one burst, well
   // under topology.batch.flush.interval.millis's 1 ms under load.
   std::size_t batch_size = 256;  // topology.transfer.batch.size
+  // Idle executors (IdleStrategy): spin this long, then park until woken.
+  std::chrono::microseconds wait_spin{5};  // topology.executor.wait.spin.micros
+  // A spout whose next_tuple emitted nothing waits this long.
+  std::chrono::microseconds spout_wait_park{1000};  // topology.spout.wait.park.micros
 };
 
 struct TopologyPlan {
