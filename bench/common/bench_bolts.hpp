@@ -1,6 +1,7 @@
 // The bolts of the throughput benches (bench/throughput in one process,
-// bench/remote_throughput across two workers): IdBolt forwards the first value,
-// NullBolt is the sink. Header-only so that the bench executable and the
+// bench/remote_throughput across two workers): IdBolt forwards its input's
+// values ({seq, value}: two int64, the shape the ring baseline and peer
+// engines are measured with), NullBolt is the sink. Header-only so that the bench executable and the
 // remote bench's topology library share them.
 #pragma once
 
@@ -11,10 +12,10 @@ namespace rstorm_bench {
 class IdBolt : public rstorm::BasicBolt {
  public:
   void execute(const rstorm::Tuple& input, rstorm::BasicOutputCollector& out) override {
-    out.emit({input.values()[0]});
+    out.emit(rstorm::Values(input.values()));
   }
   void declare_output_fields(rstorm::OutputFieldsDeclarer& d) override {
-    d.declare(rstorm::Fields{"word"});
+    d.declare(rstorm::Fields{"seq", "value"});
   }
 };
 

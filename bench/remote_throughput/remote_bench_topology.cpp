@@ -60,7 +60,7 @@ class ConstSpout : public rstorm::Spout {
     for (float m : micros_) out << m << "\n";
   }
   void declare_output_fields(rstorm::OutputFieldsDeclarer& d) override {
-    d.declare(rstorm::Fields{"word"});
+    d.declare(rstorm::Fields{"seq", "value"});
   }
 
  private:
@@ -69,9 +69,9 @@ class ConstSpout : public rstorm::Spout {
       if (!latency_file_.empty()) {
         sent_at_[static_cast<std::size_t>(seq_) & (sent_at_.size() - 1)] = Clock::now();
       }
-      out_->emit({"storm"}, seq_);
+      out_->emit({seq_, std::int64_t{42}}, seq_);
     } else {
-      out_->emit({"storm"});
+      out_->emit({seq_, std::int64_t{42}});
     }
     ++seq_;
   }

@@ -16,6 +16,7 @@
 #include <rstorm/rstorm.hpp>
 
 #include "../common/bench_bolts.hpp"
+#include "ring_baseline.hpp"
 
 namespace {
 
@@ -58,16 +59,16 @@ class ConstSpout : public rstorm::Spout {
     log_->micros.push_back(std::chrono::duration<float, std::micro>(now - sent).count());
   }
   void declare_output_fields(rstorm::OutputFieldsDeclarer& d) override {
-    d.declare(rstorm::Fields{"word"});
+    d.declare(rstorm::Fields{"seq", "value"});
   }
 
  private:
   void emit_one() {
     if (reliable_) {
       if (log_) sent_at_[static_cast<std::size_t>(seq_) & (sent_at_.size() - 1)] = Clock::now();
-      out_->emit({"storm"}, seq_);
+      out_->emit({seq_, std::int64_t{42}}, seq_);
     } else {
-      out_->emit({"storm"});
+      out_->emit({seq_, std::int64_t{42}});
     }
     ++seq_;
   }
@@ -155,23 +156,33 @@ int main(int argc, char** argv) {
   double latency_secs = 10;
   std::vector<std::string> extra;
   std::string modes = "both";
-  app.add_option("--acking", modes, "Throughput runs: off, on or both (default both)")
-      ->check(CLI::IsMember({"off", "on", "both"}));
+  app.add_option("--acking", modes, "Throughput runs: off, on, both or none (default both)")
+      ->check(CLI::IsMember({"off", "on", "both", "none"}));
   bool skip_latency = false;
   app.add_flag("--no-latency", skip_latency, "Skip the fixed-rate latency run");
   app.add_option("--windows", windows, "Throughput windows per mode (default 5)");
   app.add_option("--window-secs", window_secs, "Seconds per window (default 1)");
   app.add_option("--rate", rate, "Offered rate for the latency run, tuples/s (default 100000)");
   app.add_option("--latency-secs", latency_secs, "Seconds of the latency run (default 10)");
-  app.add_option("-c", extra, "Extra config key=value for the throughput runs")
+  app.add_option("-c", extra, "Extra config key=value for every run")
       ->allow_extra_args(false);
   CLI11_PARSE(app, argc, argv);
 
   const auto window = std::chrono::milliseconds(static_cast<long long>(window_secs * 1000));
   std::printf("rstorm-bench-throughput: ConstSpout -> IdBolt -> NullBolt, one executor each, "
               "%u hardware threads\n", std::thread::hardware_concurrency());
+  double ring = 0;
+  if (modes != "none") {
+    std::vector<double> all;
+    ring = rstorm_bench::ring_baseline(windows, window, &all);
+    std::printf("ring      : %6.2f M tuples/s at the sink: the machine's limit for this shape "
+                "(3 threads, 2 SPSC rings, batches of 256, {uint64, uint64}; windows:",
+                ring / 1e6);
+    for (double r : all) std::printf(" %.2f", r / 1e6);
+    std::printf(")\n");
+  }
   for (bool acking : {false, true}) {
-    if (modes != "both" && (modes == "on") != acking) continue;
+    if (modes == "none" || (modes != "both" && (modes == "on") != acking)) continue;
     const double cpu0 = cpu_seconds();
     std::vector<double> all;
     const double median = measure_throughput(acking, windows, window, extra, &all);
@@ -182,8 +193,9 @@ int main(int argc, char** argv) {
                 acking ? "on" : "off", median / 1e6, windows, window_secs);
     for (double r : all) std::printf(" %.2f", r / 1e6);
     // Tuples per CPU second: how much work a tuple costs, whatever else runs.
-    std::printf("); CPU %.1f s, %.2f M tuples per CPU second\n", cpu,
-                total / (cpu * windows * window_secs / (windows * window_secs + 1)) / 1e6);
+    std::printf("); CPU %.1f s, %.2f M tuples per CPU second; %.3f of the ring\n", cpu,
+                total / (cpu * windows * window_secs / (windows * window_secs + 1)) / 1e6,
+                median / ring);
   }
 
   auto log = std::make_shared<LatencyLog>();
@@ -192,6 +204,10 @@ int main(int argc, char** argv) {
   log->record_after = Clock::now() + std::chrono::seconds(2);  // skip start-up
   if (rate > 0) {
     rstorm::Config conf;
+    for (const auto& e : extra) {
+      auto [k, v] = rstorm::parse_config_override(e);
+      conf.set(k, v, "command line");
+    }
     rstorm::LocalCluster cluster;
     const double cpu0 = cpu_seconds();
     if (!cluster.submit("bench", conf, make_topology(true, rate, log)).is_ok()) return 1;
