@@ -145,5 +145,46 @@ TEST(LocalCluster, TickTuplesArriveAtTheConfiguredFrequency) {
   }));
 }
 
+// Emits nothing; counts how often it is asked.
+class EmptySpout : public Spout {
+ public:
+  explicit EmptySpout(std::shared_ptr<std::atomic<std::int64_t>> calls) : calls_(std::move(calls)) {}
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector&) override {}
+  void next_tuple() override { calls_->fetch_add(1); }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields{"n"}); }
+
+ private:
+  std::shared_ptr<std::atomic<std::int64_t>> calls_;
+};
+
+// A spout whose source has nothing is asked again only after
+// topology.spout.wait.park.micros, not polled in a loop: an idle topology must
+// cost no CPU. Load can only make the calls fewer, so the bound holds on a
+// busy machine.
+TEST(LocalCluster, SpoutWithNothingToEmitIsAskedOncePerSpoutWaitPark) {
+  auto calls = std::make_shared<std::atomic<std::int64_t>>(0);
+  auto sink = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("empty", [calls] { return std::make_unique<EmptySpout>(calls); });
+  b.set_bolt("sink", recording_bolt(sink)).shuffle_grouping("empty");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  Config conf;
+  conf.set("topology.spout.wait.park.micros", 100'000);
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", conf, *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return calls->load() >= 2; }));
+  const auto start = std::chrono::steady_clock::now();
+  const std::int64_t first = calls->load();
+  ASSERT_TRUE(eventually([&] { return calls->load() >= first + 5; }));
+  const std::int64_t asked = calls->load() - first;
+  const double elapsed_ms = std::chrono::duration<double, std::milli>(
+                                std::chrono::steady_clock::now() - start).count();
+  // One call per 100 ms; the bound allows twice that (a polling spout would
+  // be asked thousands of times).
+  EXPECT_LE(asked, static_cast<std::int64_t>(elapsed_ms / 50) + 2)
+      << asked << " calls in " << elapsed_ms << " ms";
+}
+
 }  // namespace
 }  // namespace rstorm
