@@ -23,7 +23,7 @@ class BoltExecutor::Collector final : public OutputCollector {
     const bool acking = em.acking();
     for (std::size_t i = 0; i < n; ++i) {
       Tuple& t = em.begin_tuple(targets[i], &route.info, task_,
-                                i + 1 < n ? Values(values) : std::move(values));
+                                values, i + 1 == n);
       if (acking) {
         for (std::size_t a = 0; a < num_anchors; ++a) {
           const MessageAnchors& roots = anchors[a]->anchors();

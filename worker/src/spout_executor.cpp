@@ -34,7 +34,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       std::uint64_t all_edges = 0;
       for (std::size_t i = 0; i < n; ++i) {
         Tuple& t = em.begin_tuple(targets[i], &route.info, task_,
-                                  i + 1 < n ? Values(values) : std::move(values));
+                                  values, i + 1 == n);
         const std::uint64_t edge = em.next_id();
         t.mutable_anchors().xor_in(root, edge);
         all_edges ^= edge;
@@ -53,7 +53,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         em.begin_tuple(targets[i], &route.info, task_,
-                       i + 1 < n ? Values(values) : std::move(values));
+                       values, i + 1 == n);
         em.commit();
       }
       if (reliable) ex_.immediate_acks_.emplace_back(task_index_, std::move(msg_id));

@@ -153,6 +153,14 @@ class Tuple {
   bool completed() const { return completed_; }
   void mark_completed() const { completed_ = true; }
   Values& mutable_values() { return values_; }
+  // Sets the source and the values of a fresh tuple in place (no temporary
+  // tuple: moving values stored inline costs a copy per value).
+  template <typename V>
+  void assign(const StreamInfo* source, TaskId source_task, V&& values) {
+    values_ = std::forward<V>(values);
+    source_ = source;
+    source_task_ = source_task;
+  }
   void set_source(const StreamInfo* source, TaskId task) {
     source_ = source;
     source_task_ = task;

@@ -59,10 +59,17 @@ class Emitter {
     return plan_.acker_tasks[root % plan_.acker_tasks.size()];
   }
 
-  // Starts a tuple for `dest` in place; fill its anchors, then commit().
-  Tuple& begin_tuple(TaskId dest, const StreamInfo* source, TaskId source_task, Values&& values) {
+  // Starts a tuple for `dest` in place, with `values` moved in when `last`
+  // (the emit's last target) and copied otherwise; fill its anchors, then
+  // commit().
+  Tuple& begin_tuple(TaskId dest, const StreamInfo* source, TaskId source_task, Values& values,
+                     bool last) {
     Envelope& e = transfer_.append(dest);
-    e.tuple = Tuple(source, source_task, std::move(values));
+    if (last) {
+      e.tuple.assign(source, source_task, std::move(values));
+    } else {
+      e.tuple.assign(source, source_task, values);
+    }
     return e.tuple;
   }
   void commit() { transfer_.commit(); }
