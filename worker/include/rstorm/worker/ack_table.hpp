@@ -1,11 +1,13 @@
 // AckTable<V>: an open-addressing hash map from a non-zero 64-bit tree id to V
-// (see mix() for the keys it is tuned for),
-// with linear probing and backward-shift deletion: no allocation per entry,
+// (keys hashed with XXH3, see mix()), with linear probing and backward-shift deletion: no allocation per entry,
 // which matters at a million trees per second. Single thread.
 #pragma once
 
 #include <cstdint>
 #include <vector>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace rstorm::worker {
 
@@ -98,11 +100,14 @@ class AckTable {
     return c;
   }
   // Keys are tree roots: a producer prefix in the high bits and a counter in
-  // the low ones. Folding the prefix in keeps consecutive roots in consecutive
-  // slots (the table is walked in order, cache friendly) while roots of
-  // different producers start at different places.
+  // the low ones, so the trees in flight are a block of consecutive keys. They
+  // are hashed (XXH3) rather than placed in consecutive slots: with linear
+  // probing, a block of consecutive slots is one probe run, and the
+  // backward-shift deletion of its oldest entry (the usual one: trees complete
+  // about in order) would walk the whole run, O(trees in flight) per
+  // completion. Hashed, runs stay a few slots long at half load.
   static std::size_t mix(std::uint64_t k) {
-    return static_cast<std::size_t>(k ^ (k >> 40) * 0x9e3779b9ULL);
+    return static_cast<std::size_t>(XXH3_64bits(&k, sizeof k));
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
