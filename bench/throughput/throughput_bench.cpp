@@ -1,6 +1,8 @@
 // rstorm-bench-throughput: the single-worker figures Storm quotes, measured on
 // this machine. ConstSpout -> IdBolt -> NullBolt, one executor each:
-//  1. sink throughput with acking off and on (median of several windows);
+//  1. sink throughput with acking off and on, each with executors fused
+//     (topology.fuse.executors: the three run on the spout's thread) and not
+//     (median of several windows), beside a three-thread ring's;
 //  2. complete latency percentiles at a fixed offered rate, acking on;
 //  3. process CPU seconds and peak resident memory.
 #include <sys/resource.h>
@@ -9,11 +11,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <thread>
-#include <vector>
-
 #include <rstorm/local_cluster.hpp>
 #include <rstorm/rstorm.hpp>
+#include <thread>
+#include <vector>
 
 #include "../common/bench_bolts.hpp"
 #include "ring_baseline.hpp"
@@ -103,10 +104,11 @@ std::uint64_t sink_executed(rstorm::LocalCluster& cluster) {
 }
 
 // Median sink throughput over `windows` windows of `window` each, after a warm-up.
-double measure_throughput(bool acking, int windows, std::chrono::milliseconds window,
+double measure_throughput(bool acking, bool fuse, int windows, std::chrono::milliseconds window,
                           const std::vector<std::string>& extra, std::vector<double>* all) {
   rstorm::Config conf;
   conf.set("topology.acker.executors", acking ? 1 : 0);
+  conf.set("topology.fuse.executors", fuse);
   for (const auto& e : extra) {
     auto [k, v] = rstorm::parse_config_override(e);
     conf.set(k, v, "command line");
@@ -134,7 +136,8 @@ double measure_throughput(bool acking, int windows, std::chrono::milliseconds wi
 
 double percentile(std::vector<float>& v, double p) {
   if (v.empty()) return 0;
-  std::size_t k = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
+  std::size_t k =
+      std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
 }
@@ -164,38 +167,43 @@ int main(int argc, char** argv) {
   app.add_option("--window-secs", window_secs, "Seconds per window (default 1)");
   app.add_option("--rate", rate, "Offered rate for the latency run, tuples/s (default 100000)");
   app.add_option("--latency-secs", latency_secs, "Seconds of the latency run (default 10)");
-  app.add_option("-c", extra, "Extra config key=value for every run")
-      ->allow_extra_args(false);
+  app.add_option("-c", extra, "Extra config key=value for every run")->allow_extra_args(false);
   CLI11_PARSE(app, argc, argv);
 
   const auto window = std::chrono::milliseconds(static_cast<long long>(window_secs * 1000));
-  std::printf("rstorm-bench-throughput: ConstSpout -> IdBolt -> NullBolt, one executor each, "
-              "%u hardware threads\n", std::thread::hardware_concurrency());
+  std::printf(
+      "rstorm-bench-throughput: ConstSpout -> IdBolt -> NullBolt, one executor each, "
+      "%u hardware threads\n",
+      std::thread::hardware_concurrency());
   double ring = 0;
   if (modes != "none") {
     std::vector<double> all;
     ring = rstorm_bench::ring_baseline(windows, window, &all);
-    std::printf("ring      : %6.2f M tuples/s at the sink: the machine's limit for this shape "
-                "(3 threads, 2 SPSC rings, batches of 256, {uint64, uint64}; windows:",
-                ring / 1e6);
+    std::printf(
+        "ring      : %6.2f M tuples/s at the sink: the machine's limit for this shape "
+        "(3 threads, 2 SPSC rings, batches of 256, {uint64, uint64}; windows:",
+        ring / 1e6);
     for (double r : all) std::printf(" %.2f", r / 1e6);
     std::printf(")\n");
   }
   for (bool acking : {false, true}) {
-    if (modes == "none" || (modes != "both" && (modes == "on") != acking)) continue;
-    const double cpu0 = cpu_seconds();
-    std::vector<double> all;
-    const double median = measure_throughput(acking, windows, window, extra, &all);
-    const double cpu = cpu_seconds() - cpu0;
-    double total = 0;
-    for (double r : all) total += r * window_secs;
-    std::printf("acking %-3s: %6.2f M tuples/s at the sink (median of %d windows of %.1f s:",
-                acking ? "on" : "off", median / 1e6, windows, window_secs);
-    for (double r : all) std::printf(" %.2f", r / 1e6);
-    // Tuples per CPU second: how much work a tuple costs, whatever else runs.
-    std::printf("); CPU %.1f s, %.2f M tuples per CPU second; %.3f of the ring\n", cpu,
-                total / (cpu * windows * window_secs / (windows * window_secs + 1)) / 1e6,
-                median / ring);
+    for (bool fuse : {false, true}) {
+      if (modes == "none" || (modes != "both" && (modes == "on") != acking)) continue;
+      const double cpu0 = cpu_seconds();
+      std::vector<double> all;
+      const double median = measure_throughput(acking, fuse, windows, window, extra, &all);
+      const double cpu = cpu_seconds() - cpu0;
+      double total = 0;
+      for (double r : all) total += r * window_secs;
+      std::printf("acking %-3s%s: %6.2f M tuples/s at the sink (median of %d windows of %.1f s:",
+                  acking ? "on" : "off", fuse ? ", fused" : "       ", median / 1e6, windows,
+                  window_secs);
+      for (double r : all) std::printf(" %.2f", r / 1e6);
+      // Tuples per CPU second: how much work a tuple costs, whatever else runs.
+      std::printf("); CPU %.1f s, %.2f M tuples per CPU second; %.3f of the ring\n", cpu,
+                  total / (cpu * windows * window_secs / (windows * window_secs + 1)) / 1e6,
+                  median / ring);
+    }
   }
 
   auto log = std::make_shared<LatencyLog>();
@@ -215,15 +223,13 @@ int main(int argc, char** argv) {
     auto stats = cluster.stats("bench");
     (void)cluster.kill("bench", std::chrono::seconds(5));
     const double cpu = cpu_seconds() - cpu0;
-    std::printf("latency at %.0f tuples/s offered, acking on (%zu samples): p50 %.3f ms  "
-                "p99 %.3f ms  p99.9 %.3f ms  max %.3f ms; sink %.0f tuples/s; CPU %.2f s/s\n",
-                rate, log->micros.size(), percentile(log->micros, 0.5) / 1e3,
-                percentile(log->micros, 0.99) / 1e3, percentile(log->micros, 0.999) / 1e3,
-                log->micros.empty() ? 0.0
-                                    : *std::max_element(log->micros.begin(), log->micros.end()) /
-                                          1e3,
-                stats.ok() ? stats->component("sink")->throughput : 0.0,
-                cpu / (2 + latency_secs));
+    std::printf(
+        "latency at %.0f tuples/s offered, acking on (%zu samples): p50 %.3f ms  "
+        "p99 %.3f ms  p99.9 %.3f ms  max %.3f ms; sink %.0f tuples/s; CPU %.2f s/s\n",
+        rate, log->micros.size(), percentile(log->micros, 0.5) / 1e3,
+        percentile(log->micros, 0.99) / 1e3, percentile(log->micros, 0.999) / 1e3,
+        log->micros.empty() ? 0.0 : *std::max_element(log->micros.begin(), log->micros.end()) / 1e3,
+        stats.ok() ? stats->component("sink")->throughput : 0.0, cpu / (2 + latency_secs));
   }
   rusage u{};
   getrusage(RUSAGE_SELF, &u);

@@ -7,7 +7,8 @@
 //    sometimes one task more than executors); some bolts slow (1-200 us per
 //    tuple); small queues (topology.executor.receive.buffer.size 64-512) and
 //    batches (topology.transfer.batch.size 8-64); acking on (1-2 ackers) or
-//    off; topology.max.spout.pending unset or small.
+//    off; topology.max.spout.pending unset or small; topology.fuse.executors
+//    on or off.
 //  - Each spout task emits a fixed number of reliable messages and stops. The
 //    test polls (bounded) until every message is acked at its spout exactly
 //    once and every bolt executed exactly the number of tuples the shape
@@ -204,6 +205,7 @@ struct Shape {
   int workers = 1;
   std::vector<int> acker_worker;  // worker of each acker
   std::size_t buffer_bytes = 8 << 20;
+  bool fuse = false;  // topology.fuse.executors
   // per_root[s][c]: tuples component c executes for one message of spout s.
   std::vector<std::vector<double>> per_root;
   std::vector<std::uint64_t> expected;  // tuples each component executes in the run
@@ -228,7 +230,7 @@ std::string describe(const Shape& s) {
   o << "seed=" << s.seed << " workers=" << s.workers << " acking=" << s.acking
     << " ackers=" << (s.acking ? s.ackers : 0) << " max.spout.pending=" << s.max_spout_pending
     << " receive.buffer.size=" << s.receive_buffer << " batch.size=" << s.batch_size
-    << " (queue " << s.queue_slots() << " batches)";
+    << " (queue " << s.queue_slots() << " batches) fuse=" << s.fuse;
   if (s.workers > 1) {
     o << " transport.buffer.bytes=" << s.buffer_bytes << " ackers on workers [";
     for (std::size_t i = 0; i < s.acker_worker.size(); ++i) o << (i ? "," : "") << s.acker_worker[i];
@@ -393,6 +395,7 @@ Shape generate(std::uint64_t seed, bool across_workers) {
   // tight), half with a small one.
   s.buffer_bytes = chance(0.5) ? static_cast<std::size_t>(pick(256, 2048))
                                : static_cast<std::size_t>(pick(4, 64)) << 10;
+  s.fuse = chance(0.5);
 
   // Messages per spout: a few thousand, within the tuple and slow-bolt budgets.
   double tuples_per_msg = 0;  // summed over spouts (each spout emits `m` messages)
@@ -584,6 +587,7 @@ Config topology_config(const Shape& s) {
   c.set(std::string(keys::kTopologyExecutorReceiveBufferSize), std::int64_t{s.receive_buffer}, "test");
   c.set(std::string(keys::kTopologyTransferBatchSize), std::int64_t{s.batch_size}, "test");
   c.set("worker.transport.buffer.bytes", static_cast<std::int64_t>(s.buffer_bytes), "test");
+  c.set(std::string(keys::kTopologyFuseExecutors), s.fuse, "test");
   return c;
 }
 

@@ -140,6 +140,8 @@ std::vector<ConfigKeySpec> make_schema() {
        .description = "an executor with no work spins this long, then parks until woken"},
       {.name = "topology.spout.wait.park.micros", .type = kInt, .min = 1, .max = 1000000,
        .description = "a spout whose next_tuple emitted nothing waits this long"},
+      {.name = "topology.fuse.executors", .type = kBool,
+       .description = "run a bolt on its producer's thread where it can"},
       {.name = "topology.component.resources.onheap.memory.mb", .type = kNumber, .min = 0,
        .description = "Storm's per-executor memory default; not read (the builder's is 128)"},
       {.name = "topology.component.resources.offheap.memory.mb", .type = kNumber, .min = 0,

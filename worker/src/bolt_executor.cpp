@@ -99,20 +99,54 @@ BoltExecutor::~BoltExecutor() {
   join();
 }
 
-void BoltExecutor::run() {
+bool BoltExecutor::prepare_tasks() {
   const Config& conf = plan_.component->config;
   for (auto& t : tasks_) {
     try {
       t->bolt->prepare(conf, *t->context, *t->collector);
     } catch (const std::exception& e) {
       report_fatal(t->id, std::string("prepare threw: ") + e.what());
-      return;  // the worker ends on it (TopologyRuntime::fatal_error)
+      return false;  // the worker ends on it (TopologyRuntime::fatal_error)
     } catch (...) {
       report_fatal(t->id, "prepare threw a non-standard exception");
-      return;
+      return false;
     }
   }
+  prepared_ = true;
   mark_ready();
+  return true;
+}
+
+void BoltExecutor::cleanup_tasks() {
+  if (!prepared_) return;
+  prepared_ = false;
+  for (auto& t : tasks_) {
+    try {
+      t->bolt->cleanup();
+    } catch (const std::exception& e) {
+      report_error(t->id, std::string("cleanup threw: ") + e.what());
+    }
+  }
+}
+
+bool BoltExecutor::open_inline() { return prepare_tasks() && open_members(); }
+
+void BoltExecutor::run_inline(Batch& batch) {
+  const std::int32_t first_task = plan_.tasks.front().value;
+  for (auto& e : batch) {
+    if (e.kind != MessageKind::kTuple) continue;
+    execute(*tasks_[static_cast<std::size_t>(e.dest.value - first_task)], e.tuple);
+  }
+  transfer_.flush();
+}
+
+void BoltExecutor::close_inline() {
+  close_members();
+  cleanup_tasks();
+}
+
+void BoltExecutor::run() {
+  if (!prepare_tasks()) return;
   if (tick_period_ns_ > 0) next_tick_ns_ = now_ns() + tick_period_ns_;
   const std::int32_t first_task = plan_.tasks.front().value;
   Batch batch;
@@ -136,13 +170,7 @@ void BoltExecutor::run() {
       idle_.idle(queue_, tick_period_ns_ > 0 ? next_tick_ns_ : 0);
     }
   }
-  for (auto& t : tasks_) {
-    try {
-      t->bolt->cleanup();
-    } catch (const std::exception& e) {
-      report_error(t->id, std::string("cleanup threw: ") + e.what());
-    }
-  }
+  cleanup_tasks();
 }
 
 void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {

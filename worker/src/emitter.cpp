@@ -76,9 +76,12 @@ const StreamRoute& Emitter::route(std::string_view stream, const Values& values,
       case GroupingType::kShuffle:
       case GroupingType::kNone:
       case GroupingType::kLocalOrShuffle: {
-        const auto& pool = sub.type == GroupingType::kLocalOrShuffle && !sub.local_tasks.empty()
-                               ? sub.local_tasks
-                               : tasks;
+        const auto& pool =
+            !pinned_.empty() && pinned_[static_cast<std::size_t>(sub.counter_index)] != nullptr
+                ? *pinned_[static_cast<std::size_t>(sub.counter_index)]
+            : sub.type == GroupingType::kLocalOrShuffle && !sub.local_tasks.empty()
+                ? sub.local_tasks
+                : tasks;
         std::uint32_t& c = counters_[static_cast<std::size_t>(sub.counter_index)];
         if (c >= pool.size()) c %= static_cast<std::uint32_t>(pool.size());
         targets_.push_back(pool[c]);

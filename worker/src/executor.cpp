@@ -38,13 +38,26 @@ Executor::~Executor() {
 }
 
 void Executor::start() {
+  if (head_ != nullptr) return;  // runs on its head's thread
   thread_ = std::jthread([this] {
     // "rs:<component>" (15 chars at most), so that top -H and perf name it.
     std::string name = "rs:" + plan_.component->id;
     name.resize(std::min<std::size_t>(name.size(), 15));
     pthread_setname_np(pthread_self(), name.c_str());
-    run();
+    if (open_members()) run();
+    close_members();
   });
+}
+
+bool Executor::open_members() {
+  for (Executor* m : members_) {
+    if (!m->open_inline()) return false;
+  }
+  return true;
+}
+
+void Executor::close_members() {
+  for (Executor* m : members_) m->close_inline();
 }
 
 void Executor::stop() {

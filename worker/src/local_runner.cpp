@@ -67,6 +67,7 @@ std::string render_stats(const TopologyStats& now, const TopologyStats* previous
       std::snprintf(line, sizeof line, "  complete %.2f ms", c.complete_latency_ms);
       out += line;
     }
+    if (!c.fused_into.empty()) out += "  fused into " + c.fused_into;
     out += "\n";
   }
   return out;

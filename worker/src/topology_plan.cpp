@@ -17,6 +17,10 @@ api::Result<RuntimeSettings> read_settings(const Config& c) {
     s.wait_spin = std::chrono::microseconds(
         std::clamp<std::int64_t>(config_int(c, keys::kTopologyExecutorWaitSpinMicros, 5), 0,
                                  1'000'000));
+    if (const Config::Entry* e = c.find(keys::kTopologyFuseExecutors);
+        e != nullptr && !e->value.is_null()) {
+      s.fuse_executors = c.get_bool(keys::kTopologyFuseExecutors);
+    }
     s.spout_wait_park = std::chrono::microseconds(
         std::clamp<std::int64_t>(config_int(c, keys::kTopologySpoutWaitParkMicros, 1000), 1,
                                  1'000'000));

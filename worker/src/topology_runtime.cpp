@@ -1,6 +1,7 @@
 #include "rstorm/worker/topology_runtime.hpp"
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include "rstorm/worker/acker_executor.hpp"
@@ -28,6 +29,23 @@ api::Result<std::vector<std::unique_ptr<T>>> make_instances(const ExecutorPlan& 
   }
   return out;
 }
+
+// Where a fused head sends its member's tuples: the member runs each batch
+// at once, on the head's thread (a function call, no queue, no wake-up).
+class InlineSink final : public TupleSink {
+ public:
+  explicit InlineSink(Executor* member) : member_(member) {}
+  bool try_push(Batch& batch) override {
+    member_->run_inline(batch);
+    batch.clear();
+    return true;
+  }
+  void force_push(Batch& batch) override { try_push(batch); }
+  void wait_for_space(std::chrono::microseconds) override {}
+
+ private:
+  Executor* member_;
+};
 
 }  // namespace
 
@@ -97,7 +115,55 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
     return api::Status::error(e.what());
   }
   rt->deliver_scratch_.resize(rt->executors_.size());
+  if (rt->plan_->settings.fuse_executors) rt->fuse_executors();
   return rt;
+}
+
+// A bolt B is fused into its producer A when B's only input is A by
+// local-or-shuffle, A is a spout or a bolt with as many executors as B, every
+// executor of both runs here, and B has no tick tuples. Executor i of A then
+// runs executor i of B on its thread, and sends B's input only to that
+// executor's tasks: each member has one producer, so its tasks still run on one
+// thread, and nothing else (no other component, no other worker) sends to it.
+// Chains form (A -> B -> C) when C is fused into B. Per-executor counters,
+// acking, backpressure downstream and errors are those of separate executors.
+void TopologyRuntime::fuse_executors() {
+  if (partial_ && executors_.empty()) return;
+  std::map<std::string, std::vector<std::pair<const ComponentPlan*, const Subscription*>>, std::less<>>
+      inputs;
+  for (const auto& c : plan_->components) {
+    for (const auto& stream : c->streams) {
+      for (const auto& sub : stream->subscriptions) inputs[sub.component].emplace_back(c.get(), &sub);
+    }
+  }
+  auto local_executors = [&](const ComponentPlan* c) {
+    std::vector<Executor*> out;
+    std::size_t planned = 0;
+    for (const auto& ep : plan_->executors) planned += ep.component == c ? 1 : 0;
+    for (const auto& ex : executors_) {
+      if (ex->plan().component == c) out.push_back(ex.get());
+    }
+    if (out.size() != planned) out.clear();  // some run elsewhere
+    return out;
+  };
+  for (const auto& b : plan_->components) {
+    if (b->role != ExecutorRole::kBolt) continue;
+    auto in = inputs.find(b->id);
+    if (in == inputs.end() || in->second.size() != 1) continue;
+    const auto [a, sub] = in->second.front();
+    if (a == b.get() || a->role == ExecutorRole::kAcker) continue;
+    if (sub->type != GroupingType::kLocalOrShuffle) continue;
+    if (config_int(b->config, keys::kTopologyTickTupleFreqSecs, 0) > 0) continue;
+    const auto heads = local_executors(a);
+    const auto members = local_executors(b.get());
+    if (heads.empty() || heads.size() != members.size()) continue;
+    for (std::size_t i = 0; i < heads.size(); ++i) {
+      heads[i]->add_member(members[i]);
+      heads[i]->pin_route(sub->counter_index, &members[i]->plan().tasks);
+      inline_sinks_.push_back(std::make_unique<InlineSink>(members[i]));
+      env_.sinks[static_cast<std::size_t>(members[i]->plan().index)] = inline_sinks_.back().get();
+    }
+  }
 }
 
 TopologyRuntime::~TopologyRuntime() { stop(); }
@@ -243,6 +309,11 @@ TopologyStats TopologyRuntime::stats() const {
       exec_n += get(s.execute_samples);
       complete_ns += get(s.complete_ns);
       complete_n += get(s.complete_samples);
+    }
+    for (const auto& ex : executors_) {
+      if (ex->plan().component == c.get() && ex->head() != nullptr) {
+        cs.fused_into = ex->head()->plan().component->id;
+      }
     }
     cs.execute_latency_ms = exec_n ? exec_ns / 1e6 / static_cast<double>(exec_n) : 0;
     cs.complete_latency_ms = complete_n ? complete_ns / 1e6 / static_cast<double>(complete_n) : 0;

@@ -143,6 +143,9 @@ inline constexpr std::string_view kTopologyBatchFlushIntervalMillis =
 inline constexpr std::string_view kTopologyExecutorWaitSpinMicros =
     "topology.executor.wait.spin.micros";
 inline constexpr std::string_view kTopologySpoutWaitParkMicros = "topology.spout.wait.park.micros";
+// Run a bolt on its producer's thread where it can (one input, by
+// local-or-shuffle, equal parallelism, all in one worker, no ticks).
+inline constexpr std::string_view kTopologyFuseExecutors = "topology.fuse.executors";
 inline constexpr std::string_view kTopologyComponentOnheapMb =
     "topology.component.resources.onheap.memory.mb";
 inline constexpr std::string_view kTopologyComponentOffheapMb =

@@ -47,6 +47,9 @@ struct ComponentStats {
   double complete_latency_ms = 0;  // spouts: mean emit-to-ack time
   // Tuples per second since submit: emitted for spouts, executed for bolts.
   double throughput = 0;
+  // topology.fuse.executors: the component whose executors' threads run this
+  // one's (its tuples arrive by function call); empty when not fused.
+  std::string fused_into;
 };
 
 struct TopologyStats {

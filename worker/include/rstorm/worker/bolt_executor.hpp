@@ -20,11 +20,19 @@ class BoltExecutor final : public Executor {
                std::vector<std::unique_ptr<Bolt>> bolts, std::uint64_t seed);
   ~BoltExecutor() override;
 
+  // A fused member (topology.fuse.executors) runs on its head's thread.
+  bool open_inline() override;
+  void run_inline(Batch& batch) override;
+  void close_inline() override;
+
  private:
   class Collector;
   struct Task;
 
   void run() override;
+  // Prepares every task; false (the executor marked fatal) when one threw.
+  bool prepare_tasks();
+  void cleanup_tasks();
   // `tick`: a tick tuple, counted apart from the inputs executed.
   void execute(Task& task, const Tuple& input, bool tick = false);
   void send_ticks();
@@ -34,6 +42,7 @@ class BoltExecutor final : public Executor {
   std::int64_t tick_period_ns_ = 0;
   std::int64_t next_tick_ns_ = 0;
   std::uint32_t sample_counter_ = 0;
+  bool prepared_ = false;  // every task prepared: cleanup is due
 };
 
 }  // namespace rstorm::worker

@@ -80,6 +80,13 @@ class Emitter {
     transfer_.commit();
   }
 
+  // Local-or-shuffle on subscription `counter_index` picks from `tasks` only
+  // (borrowed; a fused head's member). nullptr: the usual pool.
+  void pin(int counter_index, const std::vector<TaskId>* tasks) {
+    if (pinned_.size() < counters_.size()) pinned_.resize(counters_.size(), nullptr);
+    pinned_[static_cast<std::size_t>(counter_index)] = tasks;
+  }
+
   Transfer& transfer() { return transfer_; }
   ExecutorStats& stats() { return stats_; }
   const ComponentPlan& component() const { return component_; }
@@ -98,6 +105,7 @@ class Emitter {
   std::uint64_t root_prefix_;
   std::uint64_t root_counter_ = 0;
   std::vector<std::uint32_t> counters_;
+  std::vector<const std::vector<TaskId>*> pinned_;  // index: counter index; empty: none
   std::vector<TaskId> targets_;
 };
 

@@ -57,6 +57,8 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
+  // Starts the executor's thread, which opens its fused members (below),
+  // runs the loop, then closes them. An inline member has no thread.
   void start();
   // Asks the loop to end (it then closes its tasks) and wakes it.
   void stop();
@@ -94,6 +96,27 @@ class Executor {
   // Any thread.
   bool ready() const { return ready_.load(std::memory_order_acquire); }
 
+  // --- Fused executors (topology.fuse.executors; TopologyRuntime decides). ---
+  // An inline member runs on its head's thread: the head's output to it goes
+  // through an InlineSink, which runs each batch by function call. Set up
+  // before start(); the head then opens and closes its members.
+  void add_member(Executor* member) {
+    member->head_ = this;
+    members_.push_back(member);
+  }
+  // The executor whose thread runs this one; nullptr when it has its own.
+  const Executor* head() const { return head_; }
+  // Makes this executor's round robin for subscription `counter_index` use
+  // only `tasks` (a head sends only to its own member's tasks).
+  void pin_route(int counter_index, const std::vector<TaskId>* tasks) {
+    emitter_.pin(counter_index, tasks);
+  }
+  // Members only, on the head's thread: open the tasks (false when one failed:
+  // fatal_error() says which), run one batch then flush its output, close.
+  virtual bool open_inline() { return false; }
+  virtual void run_inline(Batch& batch) {}
+  virtual void close_inline() {}
+
  protected:
   // The loop, on the executor's thread; returns once stop_requested().
   virtual void run() = 0;
@@ -105,6 +128,9 @@ class Executor {
   void report_fatal(TaskId task, std::string_view what);
   // Called by run() once every task is open or prepared.
   void mark_ready() { ready_.store(true, std::memory_order_release); }
+  // Opens the fused members (recursively); false when one failed.
+  bool open_members();
+  void close_members();
 
   const ExecutorEnv& env_;
   const ExecutorPlan& plan_;
@@ -122,6 +148,8 @@ class Executor {
   // Errors are rare: a mutex here costs nothing on the tuple path.
   mutable std::mutex errors_mutex_;
   std::deque<RecentError> recent_errors_;  // GUARDED_BY(errors_mutex_)
+  const Executor* head_ = nullptr;
+  std::vector<Executor*> members_;
   std::string fatal_;                      // GUARDED_BY(errors_mutex_)
   std::jthread thread_;
 };

@@ -80,6 +80,8 @@ struct RuntimeSettings {
   std::chrono::microseconds wait_spin{5};  // topology.executor.wait.spin.micros
   // A spout whose next_tuple emitted nothing waits this long.
   std::chrono::microseconds spout_wait_park{1000};  // topology.spout.wait.park.micros
+  // Run a bolt on its producer's thread where possible (TopologyRuntime).
+  bool fuse_executors = false;  // topology.fuse.executors
 };
 
 struct TopologyPlan {

@@ -120,12 +120,16 @@ class TopologyRuntime {
   explicit TopologyRuntime(const Topology& topology) : topology_(topology) {}
   // Index into executors_ of the executor running `task`; -1 when not here.
   int local_executor_of(TaskId task) const;
+  // topology.fuse.executors: joins producer -> consumer pairs that can share
+  // a thread (see the definition) before the executors start.
+  void fuse_executors();
 
   Topology topology_;  // keeps the factories' library loaded
   std::unique_ptr<TopologyPlan> plan_;
   ExecutorEnv env_;
   std::atomic<bool> stopping_{false};
   std::vector<std::unique_ptr<Executor>> executors_;  // the ones run here
+  std::vector<std::unique_ptr<TupleSink>> inline_sinks_;  // one per fused member
   std::vector<int> local_index_;  // sink index -> index in executors_, or -1
   bool partial_ = false;          // not every executor of the plan runs here
   std::mutex deliver_mutex_;

@@ -1,0 +1,222 @@
+// Fused executors (topology.fuse.executors): a bolt whose only input is one
+// producer by local-or-shuffle, with the producer's parallelism, runs on the
+// producer's thread. Counts stay exact per component, acking and errors keep
+// their meaning, and a bolt that does not qualify keeps its own thread.
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <set>
+
+#include "test_helpers.hpp"
+
+namespace rstorm {
+namespace {
+
+using testing::counting_spout;
+using testing::eventually;
+using testing::Ledger;
+using testing::recording_bolt;
+
+// The names of the threads a bolt's execute ran on.
+struct Threads {
+  std::mutex mutex;
+  std::set<std::string> names;
+  void record() {
+    char name[32] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    std::lock_guard lock(mutex);
+    names.insert(name);
+  }
+};
+
+// Forwards its input anchored, then acks it.
+BoltFactory forwarding_bolt(std::shared_ptr<Ledger> ledger, std::shared_ptr<Threads> threads) {
+  return recording_bolt(ledger, [threads](const Tuple& t, OutputCollector& out) {
+    threads->record();
+    out.emit(t, {t.get_int(0)});
+    out.ack(t);
+  });
+}
+
+Config fused() {
+  Config c;
+  c.set("topology.fuse.executors", true);
+  return c;
+}
+
+const ComponentStats& component(const TopologyStats& s, const std::string& id) {
+  const ComponentStats* c = s.component(id);
+  EXPECT_NE(c, nullptr) << id;
+  return *c;
+}
+
+// spout(2) -> a(2) -> b(2) by local-or-shuffle, b -> sink(1) by shuffle: a
+// and b run on the spout's threads, the sink on its own; every value reaches
+// the sink once and every tree is acked.
+TEST(Fusion, ChainRunsOnTheSpoutsThreadsWithExactCountsAndAcks) {
+  constexpr std::int64_t kN = 20000;
+  auto spout = std::make_shared<Ledger>(), a = std::make_shared<Ledger>(),
+       b = std::make_shared<Ledger>(), sink = std::make_shared<Ledger>();
+  auto a_threads = std::make_shared<Threads>(), b_threads = std::make_shared<Threads>();
+  TopologyBuilder builder;
+  builder.set_spout("spout", counting_spout(spout, kN, true), 2);
+  builder.set_bolt("a", forwarding_bolt(a, a_threads), 2).local_or_shuffle_grouping("spout");
+  builder.set_bolt("b", forwarding_bolt(b, b_threads), 2).local_or_shuffle_grouping("a");
+  builder.set_bolt("sink", recording_bolt(sink)).shuffle_grouping("b");
+  auto t = builder.build();
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", fused(), *t).is_ok());
+  // Two spout tasks each count 0..kN-1.
+  // acks: message id -> times acked (once by each spout task).
+  auto acks = [&] {
+    std::lock_guard lock(spout->mutex);
+    std::int64_t n = 0;
+    for (const auto& [id, times] : spout->acks) n += times;
+    return n;
+  };
+  ASSERT_TRUE(eventually([&] { return acks() == 2 * kN; })) << acks();
+  EXPECT_EQ(spout->acked_total(), static_cast<std::size_t>(kN));
+  EXPECT_EQ(spout->failed_total(), 0u);
+  auto stats = cluster.stats("t");
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(component(*stats, "a").fused_into, "spout");
+  EXPECT_EQ(component(*stats, "b").fused_into, "a");
+  EXPECT_EQ(component(*stats, "sink").fused_into, "");
+  EXPECT_EQ(component(*stats, "a").executed, 2u * kN);
+  EXPECT_EQ(component(*stats, "b").executed, 2u * kN);
+  EXPECT_EQ(component(*stats, "sink").executed, 2u * kN);
+  EXPECT_EQ(a_threads->names, std::set<std::string>{"rs:spout"});
+  EXPECT_EQ(b_threads->names, std::set<std::string>{"rs:spout"});
+  std::map<std::int64_t, int> seen;
+  {
+    std::lock_guard lock(sink->mutex);
+    for (const auto& [task, tuples] : sink->received) {
+      for (const Tuple& tuple : tuples) ++seen[tuple.get_int(0)];
+    }
+  }
+  ASSERT_EQ(seen.size(), static_cast<std::size_t>(kN));
+  for (const auto& [value, count] : seen) ASSERT_EQ(count, 2) << value;
+  // Each member task got the input of one producer executor only.
+  {
+    std::lock_guard lock(a->mutex);
+    ASSERT_EQ(a->received.size(), 2u);
+    for (const auto& [task, tuples] : a->received)
+      EXPECT_EQ(tuples.size(), static_cast<std::size_t>(kN));
+  }
+  ASSERT_TRUE(cluster.kill("t").is_ok());
+  EXPECT_EQ(a->cleaned_up.load(), 2);
+  EXPECT_EQ(b->cleaned_up.load(), 2);
+}
+
+// An exception in a fused bolt fails that input's tree (the spout replays it)
+// and is counted as the bolt's error; nothing else is lost.
+TEST(Fusion, ThrowingMemberFailsItsInputAndTheReplayCompletes) {
+  constexpr std::int64_t kN = 2000;
+  auto spout = std::make_shared<Ledger>(), a = std::make_shared<Ledger>(),
+       sink = std::make_shared<Ledger>();
+  auto threads = std::make_shared<Threads>();
+  TopologyBuilder builder;
+  builder.set_spout("spout", counting_spout(spout, kN, true, /*replay=*/true));
+  // Throws the first time it sees a multiple of 100, then passes it.
+  auto once = std::make_shared<std::set<std::int64_t>>();
+  builder
+      .set_bolt("a",
+                recording_bolt(a,
+                               [once, threads](const Tuple& t, OutputCollector& out) {
+                                 threads->record();
+                                 const std::int64_t n = t.get_int(0);
+                                 if (n % 100 == 0 && once->insert(n).second) {
+                                   throw std::runtime_error("first sight of " + std::to_string(n));
+                                 }
+                                 out.emit(t, {n});
+                                 out.ack(t);
+                               }))
+      .local_or_shuffle_grouping("spout");
+  builder.set_bolt("sink", recording_bolt(sink)).shuffle_grouping("a");
+  auto t = builder.build();
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", fused(), *t).is_ok());
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(spout->mutex);
+    return spout->acks.size() == static_cast<std::size_t>(kN);
+  }));
+  auto stats = cluster.stats("t");
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(component(*stats, "a").fused_into, "spout");
+  EXPECT_EQ(component(*stats, "a").errors, static_cast<std::uint64_t>(kN / 100));
+  EXPECT_EQ(spout->failed_total(), static_cast<std::size_t>(kN / 100));
+  EXPECT_EQ(threads->names, std::set<std::string>{"rs:spout"});
+}
+
+// What does not qualify keeps its own thread: fusion off; two inputs; a
+// shuffle grouping; another parallelism; tick tuples.
+TEST(Fusion, OnlyASingleLocalOrShuffleInputWithEqualParallelismAndNoTicksIsFused) {
+  auto l = std::make_shared<Ledger>();
+  auto threads = std::make_shared<Threads>();
+  TopologyBuilder builder;
+  builder.set_spout("s1", counting_spout(l, 100, true));
+  builder.set_spout("s2", counting_spout(l, 100, true));
+  builder.set_bolt("two_inputs", forwarding_bolt(l, threads))
+      .local_or_shuffle_grouping("s1")
+      .local_or_shuffle_grouping("s2");
+  builder.set_bolt("shuffled", forwarding_bolt(l, threads)).shuffle_grouping("two_inputs");
+  builder.set_bolt("wider", forwarding_bolt(l, threads), 2).local_or_shuffle_grouping("shuffled");
+  builder.set_bolt("ticked", forwarding_bolt(l, threads))
+      .add_configuration("topology.tick.tuple.freq.secs", 1)
+      .local_or_shuffle_grouping("s1");
+  builder.set_bolt("fused", recording_bolt(l)).local_or_shuffle_grouping("shuffled");
+  auto t = builder.build();
+  ASSERT_TRUE(t.ok());
+  for (bool fuse : {false, true}) {
+    LocalCluster cluster;
+    Config conf;
+    conf.set("topology.fuse.executors", fuse);
+    ASSERT_TRUE(cluster.submit("t", conf, *t).is_ok());
+    auto stats = cluster.stats("t");
+    ASSERT_TRUE(stats.ok());
+    for (const char* id : {"two_inputs", "shuffled", "wider", "ticked"}) {
+      EXPECT_EQ(component(*stats, id).fused_into, "") << id << " fuse " << fuse;
+    }
+    EXPECT_EQ(component(*stats, "fused").fused_into, fuse ? "shuffled" : "") << "fuse " << fuse;
+    ASSERT_TRUE(cluster.kill("t").is_ok());
+  }
+}
+
+// A fused chain feeding a slow bolt through a small queue waits (backpressure)
+// instead of dropping: every tuple arrives, every tree is acked.
+TEST(Fusion, ChainIntoASlowBoltWaitsAndLosesNothing) {
+  constexpr std::int64_t kN = 3000;
+  auto spout = std::make_shared<Ledger>(), a = std::make_shared<Ledger>(),
+       slow = std::make_shared<Ledger>();
+  auto threads = std::make_shared<Threads>();
+  TopologyBuilder builder;
+  builder.set_spout("spout", counting_spout(spout, kN, true));
+  builder.set_bolt("a", forwarding_bolt(a, threads)).local_or_shuffle_grouping("spout");
+  builder
+      .set_bolt("slow", recording_bolt(slow,
+                                       [](const Tuple& t, OutputCollector& out) {
+                                         std::this_thread::sleep_for(std::chrono::microseconds(50));
+                                         out.ack(t);
+                                       }))
+      .shuffle_grouping("a");
+  auto t = builder.build();
+  ASSERT_TRUE(t.ok());
+  Config conf = fused();
+  conf.set("topology.executor.receive.buffer.size", 64);
+  conf.set("topology.transfer.batch.size", 8);
+  conf.set("topology.max.spout.pending", 100000);
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", conf, *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return spout->acked_total() == kN; }));
+  EXPECT_EQ(spout->failed_total(), 0u);
+  EXPECT_EQ(slow->received_total(), static_cast<std::size_t>(kN));
+  auto stats = cluster.stats("t");
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(component(*stats, "a").fused_into, "spout");
+  EXPECT_GT(component(*stats, "a").backpressure_waits, 0u);
+}
+
+}  // namespace
+}  // namespace rstorm
