@@ -11,14 +11,6 @@ using worker::Batch;
 using worker::Envelope;
 using worker::MessageKind;
 
-namespace {
-std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
 DataPlane::DataPlane(SlotRuntime& runtime, std::shared_ptr<spdlog::logger> logger,
                      DataPlaneOptions options)
     : runtime_(runtime), logger_(std::move(logger)), options_(options) {}
@@ -61,7 +53,7 @@ void DataPlane::deliver(Batch& batch) {
 void DataPlane::undeliverable(Batch& batch, std::string_view reason) {
   if (batch.empty()) return;
   undeliverable_.fetch_add(batch.size(), std::memory_order_relaxed);
-  const std::int64_t now = steady_ns();
+  const std::int64_t now = worker::steady_now_ns();
   std::int64_t last = last_log_ns_.load(std::memory_order_relaxed);
   const bool stopped = stopped_.load();
   if (now - last >= 1'000'000'000 && last_log_ns_.compare_exchange_strong(last, now)) {

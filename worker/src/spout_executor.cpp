@@ -85,9 +85,7 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
       timeout_ns_(std::chrono::nanoseconds(env.plan->settings.message_timeout).count()),
       latency_target_ns_(timeout_ns_ / 2),
       adaptive_(env.plan->settings.max_spout_pending == 0 && env.plan->acking()),
-      burst_(env.plan->settings.batch_size),
-      spout_wait_park_ns_(
-          std::chrono::nanoseconds(env.plan->settings.spout_wait_park).count()) {
+      burst_(env.plan->settings.batch_size) {
   sweep_period_ns_ = std::clamp<std::int64_t>(timeout_ns_ / 10, 100'000'000, 1'000'000'000);
   const ComponentPlan& c = *plan.component;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -155,17 +153,14 @@ void SpoutExecutor::run() {
       // Throttled by a full queue: wake as soon as it has room, but soon
       // enough to keep draining acks.
       transfer_.wait_for_backlog(std::chrono::microseconds(200));
-    } else if (!active_) {
-      // Deactivated: nothing to poll. Activation, completions and a stop
-      // wake it; otherwise it only wakes to time trees out.
-      std::int64_t until = 100'000'000;
-      if (pending_.size() > 0) until = std::clamp<std::int64_t>(next_sweep_ns_ - now_ns_, 0, until);
-      idle_.park(queue_, std::chrono::microseconds(until / 1000 + 1));
-    } else if (next_poll_ns_ > now_ns_) {
-      // The source had nothing: ask it again after spout_wait_park, as
-      // Storm's spout wait strategy does. Completions wake the loop sooner
-      // (they are handled at once) but do not make it ask sooner.
-      idle_.park(queue_, std::chrono::microseconds((next_poll_ns_ - now_ns_ + 999) / 1000));
+    } else if (!active_ || next_poll_ns_ > now_ns_) {
+      // Deactivated (nothing to poll: wait up to 100 ms), or the source had
+      // nothing (ask it again at next_poll_ns_, as Storm's spout wait
+      // strategy does). Activation, a stop and completions wake it sooner;
+      // completions are handled at once but do not make it ask sooner.
+      std::int64_t deadline = active_ ? next_poll_ns_ : now_ns_ + 100'000'000;
+      if (pending_.size() > 0) deadline = std::min(deadline, next_sweep_ns_);
+      idle_.park_until(queue_, deadline);
     } else {
       idle_.idle(queue_, pending_.size() > 0 ? next_sweep_ns_ : 0);
     }
@@ -225,7 +220,8 @@ bool SpoutExecutor::call_next_tuple() {
         break;
       }
       if (emits_ == before) {
-        next_poll_ns_ = now_ns_ + spout_wait_park_ns_;
+        next_poll_ns_ =
+            now_ns_ + std::chrono::nanoseconds(env_.plan->settings.spout_wait_park).count();
         break;
       }
       emitted = true;

@@ -128,7 +128,6 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
 // Chains form (A -> B -> C) when C is fused into B. Per-executor counters,
 // acking, backpressure downstream and errors are those of separate executors.
 void TopologyRuntime::fuse_executors() {
-  if (partial_ && executors_.empty()) return;
   std::map<std::string, std::vector<std::pair<const ComponentPlan*, const Subscription*>>, std::less<>>
       inputs;
   for (const auto& c : plan_->components) {

@@ -1,6 +1,7 @@
 // AckTable<V>: an open-addressing hash map from a non-zero 64-bit tree id to V
-// (keys hashed with XXH3, see mix()), with linear probing and backward-shift deletion: no allocation per entry,
-// which matters at a million trees per second. Single thread.
+// (keys hashed with XXH3, see mix()), with linear probing and backward-shift
+// deletion: no allocation per entry, which matters at a million trees per
+// second. Single thread.
 #pragma once
 
 #include <cstdint>

@@ -81,11 +81,7 @@ class Executor {
   // Spouts: asks the loop to call activate()/deactivate() on its tasks.
   virtual void set_active(bool active) {}
   // Steady-clock time in ns (the clock of stalled_ns()).
-  static std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  static std::int64_t now_ns() { return steady_now_ns(); }
   // The last kMaxRecentErrors errors, oldest first. Any thread.
   std::vector<RecentError> recent_errors() const;
   // Why this executor cannot run (a task's open or prepare threw), naming the
@@ -148,9 +144,11 @@ class Executor {
   // Errors are rare: a mutex here costs nothing on the tuple path.
   mutable std::mutex errors_mutex_;
   std::deque<RecentError> recent_errors_;  // GUARDED_BY(errors_mutex_)
+  std::string fatal_;                      // GUARDED_BY(errors_mutex_)
+  // Fused executors: the one whose thread runs this one, and those this one
+  // runs. Set before start(), fixed after.
   const Executor* head_ = nullptr;
   std::vector<Executor*> members_;
-  std::string fatal_;                      // GUARDED_BY(errors_mutex_)
   std::jthread thread_;
 };
 

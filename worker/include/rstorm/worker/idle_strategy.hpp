@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "rstorm/worker/clock.hpp"
 #include "rstorm/worker/receive_queue.hpp"
 
 namespace rstorm::worker {
@@ -33,11 +34,11 @@ class IdleStrategy {
     if (rounds_++ == 0) {
       parked_ = false;
       if (spin_ns_ > 0) {
-        spin_until_ns_ = clock_ns() + spin_ns_;
+        spin_until_ns_ = steady_now_ns() + spin_ns_;
         return;
       }
     }
-    if (!parked_ && spin_ns_ > 0 && clock_ns() < spin_until_ns_) {
+    if (!parked_ && spin_ns_ > 0 && steady_now_ns() < spin_until_ns_) {
       if ((rounds_ & 7) == 0) {
         std::this_thread::yield();
       } else {
@@ -45,30 +46,20 @@ class IdleStrategy {
       }
       return;
     }
-    parked_ = true;
-    auto timeout = max_park_;
-    if (timer_ns > 0) {
-      const std::int64_t until = timer_ns - clock_ns();
-      if (until <= 0) return;
-      timeout = std::min(timeout, std::chrono::microseconds(until / 1000 + 1));
-    }
-    queue.park(timeout);
+    const std::int64_t longest = steady_now_ns() + std::chrono::nanoseconds(max_park_).count();
+    park_until(queue, timer_ns > 0 ? std::min(timer_ns, longest) : longest);
   }
 
-  // Parks at once for up to `timeout` (a spout whose next_tuple had nothing);
-  // a push to the queue ends it sooner.
-  void park(ReceiveQueue& queue, std::chrono::microseconds timeout) {
-    rounds_ = 1;
+  // Parks at once (no spin) until steady-clock time `deadline_ns`; a push to
+  // the queue or a stop ends it sooner. Returns at once when it is past.
+  void park_until(ReceiveQueue& queue, std::int64_t deadline_ns) {
+    rounds_ = std::max(rounds_, 1);
     parked_ = true;
-    queue.park(timeout);
+    const std::int64_t until = deadline_ns - steady_now_ns();
+    if (until > 0) queue.park(std::chrono::microseconds(until / 1000 + 1));
   }
 
  private:
-  static std::int64_t clock_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
   static void pause() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();

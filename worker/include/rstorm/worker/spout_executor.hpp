@@ -82,7 +82,6 @@ class SpoutExecutor final : public Executor {
   std::int64_t latency_target_ns_;  // half the message timeout
   bool adaptive_;                   // max.spout.pending null and acking on
   std::size_t burst_;
-  std::int64_t spout_wait_park_ns_;
   std::uint64_t emits_ = 0;
   std::int64_t now_ns_ = 0;        // refreshed each loop and every 16 reliable emits
   std::uint32_t clock_reads_ = 0;  // emits so far (to see whether next_tuple emitted)
