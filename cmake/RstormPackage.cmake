@@ -47,7 +47,7 @@ set(CPACK_DEBIAN_RSTORM-DEV_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_RSTORM_PACKAGE_DEPENDS "passwd")
 # dev-cluster's ZooKeeper, the daemons' ZooKeeper on a single machine.
 set(CPACK_DEBIAN_RSTORM_PACKAGE_RECOMMENDS "zookeeper, default-jre-headless")
-set(CPACK_DEBIAN_RSTORM-DEV_PACKAGE_DEPENDS "rstorm (= ${PROJECT_VERSION}), cmake (>= 3.25), g++ (>= 4:12)")
+set(CPACK_DEBIAN_RSTORM-DEV_PACKAGE_DEPENDS "rstorm (= ${PROJECT_VERSION}), cmake (>= 3.25), g++ (>= 4:12), libboost-dev (>= 1.74)")
 set(CPACK_DEBIAN_RSTORM-DEV_PACKAGE_RECOMMENDS "libgtest-dev")
 set(CPACK_DEBIAN_RSTORM_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/packaging/deb/conffiles

@@ -161,6 +161,9 @@ int main(int argc, char** argv) {
   std::string modes = "both";
   app.add_option("--acking", modes, "Throughput runs: off, on, both or none (default both)")
       ->check(CLI::IsMember({"off", "on", "both", "none"}));
+  std::string fuse_modes = "both";
+  app.add_option("--fuse", fuse_modes, "Throughput runs with executors fused: off, on or both (default both)")
+      ->check(CLI::IsMember({"off", "on", "both"}));
   bool skip_latency = false;
   app.add_flag("--no-latency", skip_latency, "Skip the fixed-rate latency run");
   app.add_option("--windows", windows, "Throughput windows per mode (default 5)");
@@ -189,6 +192,7 @@ int main(int argc, char** argv) {
   for (bool acking : {false, true}) {
     for (bool fuse : {false, true}) {
       if (modes == "none" || (modes != "both" && (modes == "on") != acking)) continue;
+      if (fuse_modes != "both" && (fuse_modes == "on") != fuse) continue;
       const double cpu0 = cpu_seconds();
       std::vector<double> all;
       const double median = measure_throughput(acking, fuse, windows, window, extra, &all);

@@ -14,7 +14,7 @@ class BoltExecutor::Collector final : public OutputCollector {
   Collector(BoltExecutor& ex, TaskId task) : ex_(ex), task_(task) {}
 
   void emit_to(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
-               Values values, TaskId direct) override {
+               Values&& values, TaskId direct) override {
     Emitter& em = ex_.emitter_;
     const StreamRoute& route = em.route(stream, values, direct);
     bump(ex_.stats_.emitted);

@@ -21,7 +21,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   Collector(SpoutExecutor& ex, int task_index, TaskId task)
       : ex_(ex), task_index_(task_index), task_(task) {}
 
-  void emit_to(std::string_view stream, Values values, Value msg_id, TaskId direct) override {
+  void emit_to(std::string_view stream, Values&& values, Value msg_id, TaskId direct) override {
     Emitter& em = ex_.emitter_;
     const StreamRoute& route = em.route(stream, values, direct);
     ++ex_.emits_;

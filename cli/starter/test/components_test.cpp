@@ -17,7 +17,7 @@ namespace {
 class RecordingCollector : public rstorm::OutputCollector {
  public:
   void emit_to(std::string_view stream, const rstorm::Tuple* const*, std::size_t,
-               rstorm::Values values, rstorm::TaskId) override {
+               rstorm::Values&& values, rstorm::TaskId) override {
     emitted.push_back({std::string(stream), std::move(values)});
   }
   void ack(const rstorm::Tuple&) override { ++acked; }

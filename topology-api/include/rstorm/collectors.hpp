@@ -26,7 +26,10 @@ class SpoutOutputCollector {
   // the spout's ack(msg_id) or fail(msg_id) is called once its tree completes,
   // fails or times out. A valid `direct_task` sends to that task only (the
   // stream must be declared direct).
-  virtual void emit_to(std::string_view stream, Values values, Value msg_id,
+  // `values` is taken by rvalue reference so that a tuple's values are moved
+  // once, into the tuple sent (the overloads take them by value, which costs
+  // no move for a temporary).
+  virtual void emit_to(std::string_view stream, Values&& values, Value msg_id,
                        TaskId direct_task) = 0;
   // Counted in the component's error count and logged with its context.
   virtual void report_error(std::string_view message) = 0;
@@ -64,8 +67,9 @@ class OutputCollector {
   // Emits `values` on `stream`, anchored to each of `anchors` (none: the tuple
   // is unreliable and outside every tuple tree). A valid `direct_task` sends to
   // that task only (the stream must be declared direct).
+  // `values` by rvalue reference, as SpoutOutputCollector::emit_to.
   virtual void emit_to(std::string_view stream, const Tuple* const* anchors,
-                       std::size_t num_anchors, Values values, TaskId direct_task) = 0;
+                       std::size_t num_anchors, Values&& values, TaskId direct_task) = 0;
   // Every input must be acked or failed exactly once; later calls are ignored.
   virtual void ack(const Tuple& input) = 0;
   virtual void fail(const Tuple& input) = 0;
@@ -113,15 +117,15 @@ class BasicOutputCollector {
   // REQUIRES: `out` and `input` outlive this collector.
   BasicOutputCollector(OutputCollector& out, const Tuple& input) : out_(out), input_(&input) {}
 
-  void emit(Values values) { out_.emit(*input_, std::move(values)); }
+  void emit(Values values) { out_.emit_to(kDefaultStream, &input_, 1, std::move(values), TaskId()); }
   void emit(std::string_view stream, Values values) {
-    out_.emit(stream, *input_, std::move(values));
+    out_.emit_to(stream, &input_, 1, std::move(values), TaskId());
   }
   void emit_direct(TaskId task, Values values) {
-    out_.emit_direct(task, *input_, std::move(values));
+    out_.emit_to(kDefaultStream, &input_, 1, std::move(values), task);
   }
   void emit_direct(TaskId task, std::string_view stream, Values values) {
-    out_.emit_direct(task, stream, *input_, std::move(values));
+    out_.emit_to(stream, &input_, 1, std::move(values), task);
   }
   void report_error(std::string_view message) { out_.report_error(message); }
 

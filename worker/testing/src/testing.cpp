@@ -45,7 +45,7 @@ class RecordingSpoutCollector final : public SpoutOutputCollector {
  public:
   RecordingSpoutCollector(SpoutOutputCollector& out, Recorder& recorder, const TopologyContext& context)
       : out_(out), recorder_(recorder), component_(context.component_id()), task_(context.this_task()) {}
-  void emit_to(std::string_view stream, Values values, Value msg_id, TaskId direct_task) override {
+  void emit_to(std::string_view stream, Values&& values, Value msg_id, TaskId direct_task) override {
     recorder_.emitted(component_, task_, stream, values);
     out_.emit_to(stream, std::move(values), std::move(msg_id), direct_task);
   }
@@ -67,7 +67,7 @@ class RecordingCollector final : public OutputCollector {
   RecordingCollector(OutputCollector& out, Recorder& recorder, const TopologyContext& context)
       : out_(out), recorder_(recorder), component_(context.component_id()), task_(context.this_task()) {}
   void emit_to(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
-               Values values, TaskId direct_task) override {
+               Values&& values, TaskId direct_task) override {
     recorder_.emitted(component_, task_, stream, values);
     out_.emit_to(stream, anchors, num_anchors, std::move(values), direct_task);
   }
@@ -161,7 +161,7 @@ class MockedSpout final : public Spout {
   void next_tuple() override {
     if (next_ < tuples_->size()) {
       const auto& [stream, values] = (*tuples_)[next_];
-      collector_->emit_to(stream, values, Value(static_cast<std::int64_t>(next_)), TaskId());
+      collector_->emit_to(stream, Values(values), Value(static_cast<std::int64_t>(next_)), TaskId());
       next_ += step_;
       ++outstanding_;
     } else if (outstanding_ == 0 && !finished_) {
