@@ -1,6 +1,7 @@
 #include "scheduler/exact_search.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <utility>
 
@@ -61,11 +62,31 @@ class BranchAndBound {
     return out;
   }
 
+  // The cost so far plus, for every executor still to place, its cheapest
+  // pairs with the placed ones (pairs among the unplaced count 0): no
+  // completion costs less.
+  std::int64_t bound(std::size_t k) const {
+    std::int64_t total = l_.cost();
+    for (std::size_t i = k; i < order_.size(); ++i) {
+      std::int64_t cheapest = std::numeric_limits<std::int64_t>::max();
+      for (std::uint32_t n = 0; n < p_.nodes() && cheapest > 0; ++n) {
+        for (std::uint32_t w = p_.first_worker[n]; w < p_.first_worker[n] + p_.worker_count[n];
+             ++w) {
+          if (l_.members(w) == 0 && w != l_.empty_worker(n)) continue;
+          cheapest = std::min(cheapest, l_.cost_at(order_[i], w));
+        }
+      }
+      if (cheapest != std::numeric_limits<std::int64_t>::max()) total += cheapest;
+    }
+    return total;
+  }
+
   void dfs(std::size_t k) {
     if (++result_.search_nodes > budget_) {
       aborted_ = true;
       return;
     }
+    if (k < order_.size() && k > 0 && bound(k) >= result_.cost) return;
     if (k == order_.size()) {
       if (l_.cost() < result_.cost) {
         result_.cost = l_.cost();

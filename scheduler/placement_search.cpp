@@ -34,6 +34,11 @@ constexpr std::uint32_t kMaxRackStarts = 8;
 // below this: each executor scans the nodes.
 constexpr std::uint64_t kPackMaxWork = 50'000'000;
 
+// When no start fits a topology of at most this many executors on at most
+// kExactMaxNodes nodes, the exact solver decides before a refusal (bounded by
+// its search-node budget), whatever topology.scheduler.exact.max.executors.
+constexpr std::uint32_t kExactLastResortExecutors = 16;
+
 using Slots = std::vector<std::pair<std::uint32_t, int>>;
 
 struct Start {
@@ -250,12 +255,15 @@ std::size_t search_starts(std::vector<Start>& starts, std::uint64_t budget,
   return best;
 }
 
+bool exact_applies(const SearchProblem& p, const TopologyRequest& request,
+                   std::uint32_t to_place) {
+  return to_place > 0 && static_cast<int>(to_place) <= request.exact_max_executors &&
+         p.nodes() <= kExactMaxNodes;
+}
+
 void run_exact(const SearchProblem& p, const TopologyRequest& request, std::uint32_t to_place,
                Start& best, PlacementQuality& quality) {
-  if (to_place == 0 || static_cast<int>(to_place) > request.exact_max_executors ||
-      p.nodes() > kExactMaxNodes) {
-    return;
-  }
+  if (!exact_applies(p, request, to_place)) return;
   const bool overcommits = best.layout.cpu_overcommit() > 1e-9;
   const ExactResult exact = solve_exact(
       Layout(p), overcommits ? std::numeric_limits<std::int64_t>::max() : best.layout.cost());
@@ -302,6 +310,17 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
   std::vector<Start> starts;
   add_greedy_starts(base, request, mode, p, greedy, greedy_slots, starts);
   add_packing_starts(p, request, executors, starts);
+  if (starts.empty() && to_place <= kExactLastResortExecutors && p.nodes() <= kExactMaxNodes) {
+    // No heuristic fits: the exact solver settles whether anything does.
+    const ExactResult exact = solve_exact(Layout(p), std::numeric_limits<std::int64_t>::max());
+    if (exact.improved) {
+      Layout layout(p);
+      for (std::uint32_t e = 0; e < p.executors(); ++e) {
+        if (!p.fixed[e]) layout.move(e, exact.assignment[e]);
+      }
+      starts.push_back({"the exact solver", layout, {}, std::nullopt, {}});
+    }
+  }
   if (starts.empty()) {
     greedy.reason = refusal(base, request);
     return greedy;
