@@ -37,7 +37,10 @@ constexpr std::uint64_t kPackMaxWork = 50'000'000;
 // When no start fits a topology of at most this many executors on at most
 // kExactMaxNodes nodes, the exact solver decides before a refusal (bounded by
 // its search-node budget), whatever topology.scheduler.exact.max.executors.
+// Its budget then: about 50 ms at most, as a refusal is also paid by every
+// nimbus round that retries the topology.
 constexpr std::uint32_t kExactLastResortExecutors = 16;
+constexpr std::uint64_t kExactLastResortSearchNodes = 100'000;
 
 using Slots = std::vector<std::pair<std::uint32_t, int>>;
 
@@ -126,9 +129,18 @@ void add_packing_starts(const SearchProblem& p, const TopologyRequest& request,
   }
 }
 
-// (CPU overcommit, cost): fewer overcommitted points first, then cheaper.
-bool better(const Layout& a, const Layout& b) {
+// Whether `a` beats `b`: with the greedy placed (`cap` its CPU overcommit),
+// the cheaper among those that overcommit no more than it (so the result never
+// costs more than the greedy, nor overcommits more); without, fewer
+// overcommitted points first, then cheaper.
+bool better(const Layout& a, const Layout& b, std::optional<double> cap) {
   const double oa = a.cpu_overcommit(), ob = b.cpu_overcommit();
+  if (cap) {
+    const bool a_ok = oa <= *cap + 1e-9, b_ok = ob <= *cap + 1e-9;
+    if (a_ok != b_ok) return a_ok;
+    if (a.cost() != b.cost()) return a.cost() < b.cost();
+    return oa < ob - 1e-9;
+  }
   if (std::abs(oa - ob) > 1e-9) return oa < ob;
   return a.cost() < b.cost();
 }
@@ -238,6 +250,9 @@ TopologyPlacement rebuild(ClusterState& state, const ClusterState& base,
 // Improves every start within the budget; returns the index of the best.
 std::size_t search_starts(std::vector<Start>& starts, std::uint64_t budget,
                           PlacementQuality& quality) {
+  // The greedy's start comes first when it placed the topology.
+  std::optional<double> cap;
+  if (starts[0].name == "greedy") cap = starts[0].layout.cpu_overcommit();
   const std::uint64_t share = budget / starts.size();
   std::size_t best = 0;
   for (std::size_t s = 0; s < starts.size(); ++s) {
@@ -250,7 +265,7 @@ std::size_t search_starts(std::vector<Start>& starts, std::uint64_t budget,
       quality.evaluations += stats.evaluations;
       quality.moves += stats.moves;
     }
-    if (s > 0 && better(start.layout, starts[best].layout)) best = s;
+    if (s > 0 && better(start.layout, starts[best].layout, cap)) best = s;
   }
   return best;
 }
@@ -312,7 +327,8 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
   add_packing_starts(p, request, executors, starts);
   if (starts.empty() && to_place <= kExactLastResortExecutors && p.nodes() <= kExactMaxNodes) {
     // No heuristic fits: the exact solver settles whether anything does.
-    const ExactResult exact = solve_exact(Layout(p), std::numeric_limits<std::int64_t>::max());
+    const ExactResult exact = solve_exact(Layout(p), std::numeric_limits<std::int64_t>::max(),
+                                          {kExactLastResortSearchNodes});
     if (exact.improved) {
       Layout layout(p);
       for (std::uint32_t e = 0; e < p.executors(); ++e) {

@@ -33,8 +33,9 @@ inline constexpr char kAckerComponent[] = "__acker";
 // time, so the same input gives the same placement). Chosen from the quality
 // bench (bench/scheduler/quality_bench.cpp): on its small instances the
 // figures stop improving well below it, and one evaluation costs about a
-// microsecond, so the worst case stays near 20 ms.
-inline constexpr std::uint64_t kDefaultImproveMaxEvaluations = 20000;
+// microsecond, so the worst case stays near 5 ms. 2,000 already gives the
+// bench's figures; 5,000 leaves room for larger topologies.
+inline constexpr std::uint64_t kDefaultImproveMaxEvaluations = 5000;
 // topology.scheduler.exact.max.executors: the exact solver (branch and bound)
 // runs when the topology has at most this many executors to place and the
 // cluster at most kExactMaxNodes candidate nodes; 0 turns it off.

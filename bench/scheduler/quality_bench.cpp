@@ -5,7 +5,7 @@
 // distribution of greedy/optimum and final/optimum, refusals where a
 // placement exists, and round robin's cost where it meets the hard limits.
 //
-//   rstorm-bench-scheduler-quality [--per-family N] [--seed S]
+//   rstorm-bench-scheduler-quality [--per-family N] [--seed S] [--evaluations N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -144,9 +144,12 @@ double ratio(std::uint64_t cost, std::uint64_t optimum) {
   return static_cast<double>(cost) / optimum;
 }
 
+std::uint64_t evaluations = rs::kDefaultImproveMaxEvaluations;
+
 void run_instance(Tally& tally, std::mt19937_64& rng, Family f) {
   const rs::Cluster cluster = make_cluster(rng, f);
   rs::TopologyRequest t = make_topology(rng, f, cluster);
+  t.improve_max_evaluations = evaluations;
   ++tally.instances;
   rs::TopologyRequest exact = t;
   exact.exact_max_executors = 16;
@@ -226,6 +229,7 @@ int main(int argc, char** argv) {
     const std::string flag = argv[i];
     if (flag == "--per-family") per_family = std::atoi(argv[i + 1]);
     if (flag == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
+    if (flag == "--evaluations") evaluations = std::strtoull(argv[i + 1], nullptr, 10);
   }
   std::printf(
       "cost = weighted network cost; ratio = cost / optimum (exact solver), as median/p90/p99/max;"
