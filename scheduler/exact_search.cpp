@@ -42,8 +42,18 @@ class BranchAndBound {
            p_.worker_count[a] == p_.worker_count[b];
   }
 
-  // Every distinct worker e can join now, with the cost it adds, cheapest first.
-  std::vector<std::pair<std::int64_t, std::uint32_t>> choices(std::uint32_t e) const {
+  // Executors of one component with the same resources are interchangeable.
+  bool twins(std::uint32_t a, std::uint32_t b) const {
+    return p_.component[a] == p_.component[b] && p_.memory[a] == p_.memory[b] &&
+           p_.onheap[a] == p_.onheap[b] && p_.cpu[a] == p_.cpu[b] && p_.generic[a] == p_.generic[b];
+  }
+
+  // Every distinct worker e can join now, with the cost it adds, cheapest
+  // first; workers below `lowest` are left out (e's twin placed before it is
+  // there: twins go to workers in ascending order, which loses no placement
+  // since swapping two twins changes no worker's contents).
+  std::vector<std::pair<std::int64_t, std::uint32_t>> choices(std::uint32_t e,
+                                                              std::uint32_t lowest) const {
     std::vector<std::pair<std::int64_t, std::uint32_t>> out;
     std::vector<std::uint32_t> empty_nodes;
     for (std::uint32_t n = 0; n < p_.nodes(); ++n) {
@@ -54,7 +64,7 @@ class BranchAndBound {
         empty_nodes.push_back(n);
       }
       for (std::uint32_t w = p_.first_worker[n]; w < p_.first_worker[n] + p_.worker_count[n]; ++w) {
-        if (l_.members(w) == 0 && w != l_.empty_worker(n)) continue;
+        if (w < lowest || (l_.members(w) == 0 && w != l_.empty_worker(n))) continue;
         if (l_.can_take(e, w, /*require_cpu=*/true)) out.emplace_back(l_.cost_at(e, w), w);
       }
     }
@@ -96,7 +106,8 @@ class BranchAndBound {
       return;
     }
     const std::uint32_t e = order_[k];
-    for (const auto& [added, w] : choices(e)) {
+    const bool twin = k > 0 && twins(order_[k - 1], e);
+    for (const auto& [added, w] : choices(e, twin ? l_.worker_of(order_[k - 1]) : 0)) {
       if (l_.cost() + added >= result_.cost) break;  // the rest cost as much or more
       l_.move(e, w);
       dfs(k + 1);
