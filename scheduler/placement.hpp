@@ -71,6 +71,7 @@ struct PlacementQuality {
   std::optional<std::uint64_t> lower_bound;
   bool optimal = false;      // lower_bound is the proven optimum
   std::string start;         // where the returned placement started ("greedy", ...)
+  bool is_greedy = true;     // the placement is the greedy's unchanged (its decisions led to it)
   std::uint64_t evaluations = 0;  // local search: candidate moves evaluated
   std::uint32_t moves = 0;        // local search: moves taken
 };
@@ -85,7 +86,9 @@ struct TopologyPlacement {
   NetworkCost network;
   std::vector<std::string> warnings;           // CPU overcommit, round-robin memory overcommit
   std::vector<CpuOvercommit> cpu_overcommits;  // resource-aware only
-  std::vector<PlacementDecision> decisions;    // resource-aware only, in placement order
+  // Resource-aware only: the greedy's, in placement order, also when the
+  // search then changed the placement (quality.is_greedy says which).
+  std::vector<PlacementDecision> decisions;
   int moved_executors = 0;                     // executors given a new slot by this call
   PlacementQuality quality;                    // resource-aware only
 };

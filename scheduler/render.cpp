@@ -58,10 +58,9 @@ std::string quality_text(const PlacementQuality& q) {
 }
 
 void decisions_text(std::ostringstream& out, const TopologyPlacement& p, const TopologyRequest& r) {
-  if (p.decisions.empty()) {
-    out << "  decisions: the placement is not the greedy's (from: " << p.quality.start
-        << "), so there are none to show\n";
-    return;
+  if (!p.quality.is_greedy) {
+    out << "  the placement above came from: " << p.quality.start
+        << "; R-Storm's greedy alone decided (cost " << p.quality.greedy_cost << "):\n";
   }
   out << "  decisions, in placement order (distance = sqrt(memory^2 + cpu^2 + network^2), the "
          "smallest of all nodes that can take the executor):\n";
