@@ -38,22 +38,26 @@ TEST(PlacementSearchTest, GreedyOrderTrapOnTwoNodesOf1000MbIsPlaced) {
   t.worker_max_heap_mb = 1000;
   const ScheduleResult r = schedule_ok(cluster, {t});
   ASSERT_TRUE(r.topologies[0].scheduled) << r.topologies[0].reason;
+  EXPECT_FALSE(r.topologies[0].quality.greedy_placed);  // R-Storm alone refuses it
   EXPECT_EQ(usage_of(r, "node-1").memory_used_mb, 1000);
   EXPECT_EQ(usage_of(r, "node-2").memory_used_mb, 1000);
   expect_within_limits(r);
 }
 
 TEST(PlacementSearchTest, ClusterAt95PercentMemoryIsPlaced) {
-  // 2850 of 3000 MB; the only packings pair 600+400, 550+450, 500+350.
+  // 2850 of 3000 MB in a chain of seven executors, which R-Storm's order
+  // alone does not fit into the three nodes.
   Cluster cluster = make_cluster({3}, 1000);
   TopologyRequest t = make_topology(
-      "full", {spout("s", 1, 10, 600), bolt("a", 1, 10, 400), bolt("b", 1, 10, 550),
-               bolt("c", 1, 10, 450), bolt("d", 1, 10, 500), bolt("e", 1, 10, 350)},
-      {{"s", "a"}, {"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "e"}});
+      "full", {spout("a", 1, 10, 350), bolt("b", 1, 10, 600), bolt("c", 1, 10, 500),
+               bolt("d", 1, 10, 600), bolt("e", 1, 10, 200), bolt("f", 1, 10, 250),
+               bolt("g", 1, 10, 350)},
+      {{"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "e"}, {"e", "f"}, {"f", "g"}});
   t.acker_executors = 0;
   t.worker_max_heap_mb = 1000;
   const ScheduleResult r = schedule_ok(cluster, {t});
   ASSERT_TRUE(r.topologies[0].scheduled) << r.topologies[0].reason;
+  EXPECT_FALSE(r.topologies[0].quality.greedy_placed);  // R-Storm alone refuses it
   expect_within_limits(r);
 }
 
@@ -77,9 +81,41 @@ TEST(PlacementSearchTest, FanInReachesTheOptimumAndBeatsRoundRobin) {
   ASSERT_TRUE(p.scheduled && o.scheduled && q.scheduled);
   ASSERT_TRUE(o.quality.optimal);
   EXPECT_EQ(p.network.weighted(), *o.quality.lower_bound);
-  EXPECT_LE(p.network.weighted(), p.quality.greedy_cost);
-  EXPECT_LE(p.network.weighted(), q.network.weighted());
+  EXPECT_EQ(p.quality.greedy_cost, 18u);
+  EXPECT_EQ(p.network.weighted(), 14u);
+  EXPECT_EQ(*o.quality.lower_bound, 14u);
+  EXPECT_EQ(q.network.weighted(), 28u);  // round robin
   EXPECT_EQ(p.quality.final_cost, p.network.weighted());
+}
+
+// R-Storm starts in the rack with the most free in total (three 2048 MB
+// nodes) though one 4096 MB node in the other rack holds the whole topology.
+TEST(PlacementSearchTest, OneBigNodeThatHoldsEverythingBeatsTheRackWithMostFree) {
+  Cluster cluster = make_cluster({3, 1}, 2048);
+  cluster.nodes[3].memory_mb = 4096;
+  TopologyRequest t = make_topology("t", {spout("s", 3, 10, 512), bolt("b", 3, 10, 512)},
+                                    {{"s", "b"}});
+  t.worker_max_heap_mb = 2048;
+  const ScheduleResult r = schedule_ok(cluster, {t});
+  const TopologyPlacement& p = r.topologies[0];
+  ASSERT_TRUE(p.scheduled) << p.reason;
+  EXPECT_EQ(testing::nodes_of(p), std::vector<std::string>(6, "node-4"));
+  EXPECT_EQ(p.network.cross_rack + p.network.same_rack, 0u);
+  EXPECT_LT(p.quality.final_cost, p.quality.greedy_cost);
+}
+
+// The greedy's first executor best-fits onto the smallest node, so the
+// topology spreads over two nodes where the large one holds it all.
+TEST(PlacementSearchTest, TopologyThatOneNodeHoldsEndsOnOneNode) {
+  Cluster cluster = make_cluster({2}, 1024);
+  cluster.nodes[1].memory_mb = 4096;
+  TopologyRequest t = make_topology("t", {spout("s", 2, 10, 256), bolt("b", 4, 10, 256)},
+                                    {{"s", "b"}});
+  t.worker_max_heap_mb = 4096;
+  const TopologyPlacement p = schedule_ok(cluster, {t}).topologies[0];
+  ASSERT_TRUE(p.scheduled) << p.reason;
+  EXPECT_EQ(testing::nodes_of(p), std::vector<std::string>(6, "node-2"));
+  EXPECT_EQ(p.network.weighted(), 0u);  // one worker
 }
 
 // Many topologies fill the cluster; the one refused is told what the cluster
