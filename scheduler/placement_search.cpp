@@ -25,8 +25,9 @@ namespace {
 // bigger ones keep the greedy's placement (its index makes it scale, the
 // search's moves do not: 100,000 executors on 10,000 nodes stays under 0.25 s).
 constexpr std::uint32_t kSearchMaxExecutors = 2000;
-// All nodes are candidates up to this many; beyond, the nodes the greedy used
-// and the two largest free nodes of every rack.
+// All nodes are candidates up to this many (or when the greedy found no
+// placement); beyond, the nodes the greedy used and the two largest free nodes
+// of every rack.
 constexpr std::uint32_t kAllNodesUpTo = 64;
 // The greedy is restarted from every rack when there are at most this many.
 constexpr std::uint32_t kMaxRackStarts = 8;
@@ -53,8 +54,10 @@ struct Start {
 };
 
 std::vector<std::uint32_t> candidate_nodes(const ClusterState& base, const Slots& fixed,
-                                           const Slots& greedy_slots) {
-  std::vector<char> pick(base.node_count(), base.node_count() <= kAllNodesUpTo ? 1 : 0);
+                                           const Slots& greedy_slots, bool greedy_placed) {
+  // Without a greedy placement every node counts: a refusal must be sure.
+  const bool all = base.node_count() <= kAllNodesUpTo || !greedy_placed;
+  std::vector<char> pick(base.node_count(), all ? 1 : 0);
   for (const auto& [n, port] : fixed) {
     if (n != kNoNode) pick[n] = 1;
   }
@@ -324,7 +327,7 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
   const Slots fixed = kept_slots(base, request, executors);
   for (const auto& [n, port] : fixed) to_place += n == kNoNode ? 1 : 0;
   const SearchProblem p = SearchProblem::Build(base, request, executors, fixed,
-                                               candidate_nodes(base, fixed, greedy_slots));
+                                               candidate_nodes(base, fixed, greedy_slots, greedy.scheduled));
   std::vector<Start> starts;
   add_greedy_starts(base, request, mode, p, greedy, greedy_slots, starts);
   add_packing_starts(p, request, executors, starts);
