@@ -22,6 +22,7 @@ class Search {
       improved |= worker_moves();
       improved |= node_moves();
       if (!improved) improved |= swaps();
+      if (!improved) improved |= ejections();
     }
     return stats_;
   }
@@ -171,6 +172,38 @@ class Search {
       }
     }
     return improved;
+  }
+
+  // e into worker w, pushing one executor x of w elsewhere: what a full node
+  // or worker needs before e fits (a swap is the case x -> e's worker).
+  bool ejections() {
+    bool improved = false;
+    for (std::uint32_t e = 0; e < p_.executors() && !exhausted(); ++e) {
+      if (p_.fixed[e]) continue;
+      for (std::uint32_t w = 0; w < p_.workers() && !exhausted(); ++w) {
+        if (l_.members(w) == 0 || w == l_.worker_of(e) || l_.can_take(e, w, false)) continue;
+        improved |= eject_into(e, w);
+      }
+    }
+    return improved;
+  }
+
+  bool eject_into(std::uint32_t e, std::uint32_t w) {
+    for (std::uint32_t x : movable_in(w)) {
+      for (std::uint32_t n = 0; n < p_.nodes() && !exhausted(); ++n) {
+        for (std::uint32_t v = p_.first_worker[n]; v < p_.first_worker[n] + p_.worker_count[n];
+             ++v) {
+          if (v == w || (l_.members(v) == 0 && v != l_.empty_worker(n))) continue;
+          const bool moved = attempt([&] {
+            step(x, v);
+            step(e, w);
+            return true;
+          });
+          if (moved) return true;
+        }
+      }
+    }
+    return false;
   }
 
   Layout& l_;
