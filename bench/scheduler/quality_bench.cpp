@@ -5,7 +5,12 @@
 // distribution of greedy/optimum and final/optimum, refusals where a
 // placement exists, and round robin's cost where it meets the hard limits.
 //
-//   rstorm-bench-scheduler-quality [--per-family N] [--seed S] [--evaluations N]
+//   rstorm-bench-scheduler-quality [--per-family N] [--seed S] [--evaluations N] [--exact N]
+//                                 [--verbose 1]
+//
+// --evaluations and --exact set topology.scheduler.improve.max.evaluations and
+// topology.scheduler.exact.max.executors of the measured run (the optimum is
+// always computed with the exact solver on up to 16 executors).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -145,11 +150,14 @@ double ratio(std::uint64_t cost, std::uint64_t optimum) {
 }
 
 std::uint64_t evaluations = rs::kDefaultImproveMaxEvaluations;
+int exact_executors = rs::kDefaultExactMaxExecutors;
+bool verbose = false;  // --verbose: print every instance more than 10% above the optimum
 
 void run_instance(Tally& tally, std::mt19937_64& rng, Family f) {
   const rs::Cluster cluster = make_cluster(rng, f);
   rs::TopologyRequest t = make_topology(rng, f, cluster);
   t.improve_max_evaluations = evaluations;
+  t.exact_max_executors = exact_executors;
   ++tally.instances;
   rs::TopologyRequest exact = t;
   exact.exact_max_executors = 16;
@@ -175,6 +183,13 @@ void run_instance(Tally& tally, std::mt19937_64& rng, Family f) {
   if (fin.scheduled) {
     tally.final_ratio.push_back(ratio(fin.network.weighted(), best));
     tally.final_within += fin.network.weighted() * 10 <= best * 11;
+    if (verbose && fin.network.weighted() * 10 > best * 11) {
+      std::printf("  %s: %zu nodes, %zu executors: greedy %llu, final %llu (%s), optimum %llu\n",
+                  family_name(f), cluster.nodes.size(), t.executors.size(),
+                  static_cast<unsigned long long>(fin.quality.greedy_cost),
+                  static_cast<unsigned long long>(fin.network.weighted()),
+                  fin.quality.start.c_str(), static_cast<unsigned long long>(best));
+    }
   }
   if (rr.scheduled && meets_hard_limits(rr, t)) {
     ++tally.rr_feasible;
@@ -230,6 +245,8 @@ int main(int argc, char** argv) {
     if (flag == "--per-family") per_family = std::atoi(argv[i + 1]);
     if (flag == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
     if (flag == "--evaluations") evaluations = std::strtoull(argv[i + 1], nullptr, 10);
+    if (flag == "--exact") exact_executors = std::atoi(argv[i + 1]);
+    if (flag == "--verbose") verbose = std::string(argv[i + 1]) == "1";
   }
   std::printf(
       "cost = weighted network cost; ratio = cost / optimum (exact solver), as median/p90/p99/max;"
