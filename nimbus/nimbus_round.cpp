@@ -452,8 +452,18 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
       logger_.error("cannot write assignment of {}: {}", record.id, s.message());
       return;
     }
-    logger_.info("assignment of {} version {}: {} executors, {} moved", record.id,
-                 assignment.version, assignment.executors.size(), placement.moved_executors);
+    // The placement's quality with it: what the greedy alone would cost, what
+    // the search reached, and the optimum when the exact solver proved one.
+    const scheduler::PlacementQuality& q = placement.quality;
+    logger_.info(
+        "assignment of {} version {}: {} executors, {} moved; network cost {} (greedy {}, from "
+        "{}{})",
+        record.id, assignment.version, assignment.executors.size(), placement.moved_executors,
+        placement.network.weighted(),
+        q.greedy_placed ? std::to_string(q.greedy_cost) : std::string("no placement"), q.start,
+        q.lower_bound ? (q.optimal ? ", optimum " : ", lower bound ") +
+                            std::to_string(*q.lower_bound)
+                      : std::string());
     std::lock_guard lock(mutex_);
     last_moved_[record.id] = placement.moved_executors;
   }

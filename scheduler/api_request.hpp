@@ -6,6 +6,9 @@
 // themselves. Stateless, thread-safe.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 #include <rstorm/config.hpp>
 #include <rstorm/topology.hpp>
 #include <string>
@@ -19,7 +22,8 @@ namespace rstorm::scheduler {
 // topology.workers, topology.worker.max.heap.size.mb, topology.priority,
 // topology.acker.executors (null: one per worker),
 // topology.acker.resources.onheap.memory.mb, topology.acker.cpu.pcore.percent,
-// topology.scheduler.strategy. A wrong type or value is an Error naming the
+// topology.scheduler.strategy, topology.scheduler.improve.max.evaluations,
+// topology.scheduler.exact.max.executors. A wrong type or value is an Error naming the
 // key and where it came from.
 inline Result<TopologyRequest> apply_topology_config(TopologyRequest request,
                                                      const rstorm::Config& config) {
@@ -45,6 +49,14 @@ inline Result<TopologyRequest> apply_topology_config(TopologyRequest request,
     }
     if (config.contains("topology.acker.cpu.pcore.percent")) {
       request.acker_cpu = config.get_double("topology.acker.cpu.pcore.percent");
+    }
+    if (config.contains("topology.scheduler.improve.max.evaluations")) {
+      request.improve_max_evaluations = static_cast<std::uint64_t>(
+          std::max<std::int64_t>(0, config.get_int("topology.scheduler.improve.max.evaluations")));
+    }
+    if (config.contains("topology.scheduler.exact.max.executors")) {
+      request.exact_max_executors = static_cast<int>(
+          std::max<std::int64_t>(0, config.get_int("topology.scheduler.exact.max.executors")));
     }
     if (config.contains("topology.scheduler.strategy")) {
       const std::string name = config.get_string("topology.scheduler.strategy");

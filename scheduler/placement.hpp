@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,21 @@ struct PlacementDecision {
   bool new_worker = false;  // the executor opened a worker (and its acker)
 };
 
+// How good a resource-aware placement is, in NetworkCost::weighted() units.
+struct PlacementQuality {
+  bool greedy_placed = false;     // R-Storm's greedy found a placement
+  std::uint64_t greedy_cost = 0;  // its cost, when it did
+  std::uint64_t final_cost = 0;   // the cost of the placement returned
+  // The lowest cost any placement can have (the exact solver's proven optimum
+  // when `optimal`, else a cheap bound); nullopt when not computed.
+  std::optional<std::uint64_t> lower_bound;
+  bool optimal = false;      // lower_bound is the proven optimum
+  std::string start;         // where the returned placement started ("greedy", ...)
+  bool is_greedy = true;     // the placement is the greedy's unchanged (its decisions led to it)
+  std::uint64_t evaluations = 0;  // local search: candidate moves evaluated
+  std::uint32_t moves = 0;        // local search: moves taken
+};
+
 struct TopologyPlacement {
   TopologyId topology;
   Strategy strategy = Strategy::kResourceAware;
@@ -70,8 +86,11 @@ struct TopologyPlacement {
   NetworkCost network;
   std::vector<std::string> warnings;           // CPU overcommit, round-robin memory overcommit
   std::vector<CpuOvercommit> cpu_overcommits;  // resource-aware only
-  std::vector<PlacementDecision> decisions;    // resource-aware only, in placement order
+  // Resource-aware only: the greedy's, in placement order, also when the
+  // search then changed the placement (quality.is_greedy says which).
+  std::vector<PlacementDecision> decisions;
   int moved_executors = 0;                     // executors given a new slot by this call
+  PlacementQuality quality;                    // resource-aware only
 };
 
 struct NodeUsage {

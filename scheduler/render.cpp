@@ -42,7 +42,26 @@ std::string fixed(double value) {
   return buf;
 }
 
+// "greedy cost 74, final cost 58 (from: ..., 12 moves in 3110 evaluations), optimum 58"
+std::string quality_text(const PlacementQuality& q) {
+  std::ostringstream out;
+  if (q.greedy_placed) {
+    out << "greedy cost " << q.greedy_cost;
+  } else {
+    out << "greedy found no placement";
+  }
+  out << ", final cost " << q.final_cost << " (from: " << q.start;
+  if (q.evaluations > 0) out << ", " << q.moves << " moves in " << q.evaluations << " evaluations";
+  out << ")";
+  if (q.lower_bound) out << (q.optimal ? ", optimum " : ", lower bound ") << *q.lower_bound;
+  return out.str();
+}
+
 void decisions_text(std::ostringstream& out, const TopologyPlacement& p, const TopologyRequest& r) {
+  if (!p.quality.is_greedy) {
+    out << "  the placement above came from: " << p.quality.start
+        << "; R-Storm's greedy alone decided (cost " << p.quality.greedy_cost << "):\n";
+  }
   out << "  decisions, in placement order (distance = sqrt(memory^2 + cpu^2 + network^2), the "
          "smallest of all nodes that can take the executor):\n";
   for (const PlacementDecision& d : p.decisions) {
@@ -87,6 +106,7 @@ void topology_text(std::ostringstream& out, const TopologyPlacement& p, const To
     out << "\n";
   }
   out << "  network: " << network_text(p.network) << "\n";
+  if (p.strategy == Strategy::kResourceAware) out << "  quality: " << quality_text(p.quality) << "\n";
   if (p.moved_executors != static_cast<int>(r.executors.size())) {
     out << "  moved: " << p.moved_executors << " executors (the others stay where they run)\n";
   }
@@ -136,6 +156,14 @@ std::string render_json(const ScheduleResult& result,
     json t{{"id", p.topology.value()}, {"strategy", std::string(strategy_name(p.strategy))},
            {"scheduled", p.scheduled}, {"reason", p.reason},
            {"warnings", p.warnings},   {"moved_executors", p.moved_executors}};
+    if (p.strategy == Strategy::kResourceAware && p.scheduled) {
+      const PlacementQuality& q = p.quality;
+      t["quality"] = {{"greedy_placed", q.greedy_placed}, {"greedy_cost", q.greedy_cost},
+                      {"final_cost", q.final_cost},       {"start", q.start},
+                      {"evaluations", q.evaluations},     {"moves", q.moves},
+                      {"optimal", q.optimal}};
+      t["quality"]["lower_bound"] = q.lower_bound ? json(*q.lower_bound) : json(nullptr);
+    }
     t["network"] = {{"same_worker", p.network.same_worker}, {"same_node", p.network.same_node},
                     {"same_rack", p.network.same_rack},     {"cross_rack", p.network.cross_rack},
                     {"pairs", p.network.pairs()},           {"weighted", p.network.weighted()}};

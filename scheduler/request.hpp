@@ -4,6 +4,7 @@
 // thread-compatible.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,18 @@ inline constexpr double kDefaultOffHeapMb = 0;   // topology.component.resources
 inline constexpr double kDefaultCpu = 10;        // topology.component.cpu.pcore.percent
 inline constexpr double kDefaultWorkerMaxHeapMb = 768;  // topology.worker.max.heap.size.mb
 inline constexpr char kAckerComponent[] = "__acker";
+// topology.scheduler.improve.max.evaluations: candidate moves the local search
+// after the greedy evaluates at most, over all its starts (a count, not a
+// time, so the same input gives the same placement). Chosen from the quality
+// bench (bench/scheduler/quality_bench.cpp): on its small instances the
+// figures stop improving well below it, and one evaluation costs about a
+// microsecond, so the worst case stays near 5 ms. 2,000 already gives the
+// bench's figures; 5,000 leaves room for larger topologies.
+inline constexpr std::uint64_t kDefaultImproveMaxEvaluations = 5000;
+// topology.scheduler.exact.max.executors: the exact solver (branch and bound)
+// runs when the topology has at most this many executors to place and the
+// cluster at most kExactMaxNodes candidate nodes; 0 turns it off.
+inline constexpr int kDefaultExactMaxExecutors = 0;
 
 struct ComponentSpec {
   std::string name;
@@ -71,6 +84,8 @@ struct TopologyRequest {
   double acker_cpu = kDefaultCpu;             // topology.acker.cpu.pcore.percent
   int priority = 0;                           // topology.priority: lower is scheduled first
   Strategy strategy = Strategy::kResourceAware;
+  std::uint64_t improve_max_evaluations = kDefaultImproveMaxEvaluations;
+  int exact_max_executors = kDefaultExactMaxExecutors;
   // Where each executor runs now (rescheduling); empty or nullopt = not placed.
   // Executors whose slot is still in the cluster stay where they are.
   std::vector<std::optional<WorkerSlot>> current;

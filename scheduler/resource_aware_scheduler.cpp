@@ -63,14 +63,15 @@ class Placer {
     for (std::uint32_t n = 0; n < state.node_count(); ++n) index(n);
   }
 
-  // Places every unplaced executor; the reason on failure, empty on success.
+  // Places every unplaced executor, the first one in `start_rack` (default:
+  // the rack with the most free); the reason on failure, empty on success.
   struct Outcome {
     std::vector<std::string> warnings;
     std::vector<CpuOvercommit> overcommits;
     std::vector<PlacementDecision> decisions;
     int moved = 0;
   };
-  std::string run(Outcome& out);
+  std::string run(std::optional<std::uint32_t> start_rack, Outcome& out);
 
  private:
   using Key = std::pair<double, double>;  // (free memory, free CPU)
@@ -263,17 +264,13 @@ void Placer::record(std::uint32_t i, const Candidate& c, std::uint32_t ref_node,
   if (node.free_cpu + kEpsilon >= c.fit.cpu) return;
   const CpuOvercommit o{d.executor, node.spec->id, c.fit.cpu, node.free_cpu};
   out.overcommits.push_back(o);
-  out.warnings.push_back("executor " + std::to_string(i) + " of '" +
-                         builder_.executors()[i].component + "' overcommits CPU on " +
-                         o.node.value() + ": asks " + format_amount(o.asked) + " points, " +
-                         format_amount(std::max(0.0, o.free)) +
-                         " free; no node that can take it has that much CPU free");
+  out.warnings.push_back(overcommit_warning(o, builder_.executors()[i].component));
 }
 
-std::string Placer::run(Outcome& out) {
+std::string Placer::run(std::optional<std::uint32_t> start_rack, Outcome& out) {
   const std::vector<std::uint32_t> order = executor_order(request_, builder_.executors());
   std::uint32_t ref_node = kNoNode;
-  std::uint32_t ref_rack = state_.rack_count() == 0 ? 0 : first_rack();
+  std::uint32_t ref_rack = state_.rack_count() == 0 ? 0 : start_rack.value_or(first_rack());
   for (std::uint32_t i : order) {
     if (builder_.worker_of(i) == kNoWorker) {
       const Candidate c = find(builder_.executors()[i], ref_node, ref_rack);
@@ -333,19 +330,34 @@ std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequ
   return {};
 }
 
-TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request,
-                                          SearchMode mode) {
+std::string overcommit_warning(const CpuOvercommit& o, const std::string& component) {
+  return "executor " + std::to_string(o.executor.value()) + " of '" + component +
+         "' overcommits CPU on " + o.node.value() + ": asks " + format_amount(o.asked) +
+         " points, " + format_amount(std::max(0.0, o.free)) +
+         " free; no node that can take it has that much CPU free";
+}
+
+TopologyPlacement schedule_greedy(ClusterState& state, const TopologyRequest& request,
+                                  const GreedyOptions& options,
+                                  std::vector<std::pair<std::uint32_t, int>>* slots) {
   AssignmentBuilder builder(state, request);
   builder.keep_current();
-  Placer placer(state, builder, request, mode);
+  Placer placer(state, builder, request, options.mode);
   Placer::Outcome out;
-  std::string reason = placer.run(out);
+  std::string reason = placer.run(options.start_rack, out);
   if (!reason.empty()) {
     TopologyPlacement failed;
     failed.topology = request.id;
     failed.strategy = request.strategy;
     failed.reason = std::move(reason);
     return failed;
+  }
+  if (slots != nullptr) {
+    slots->clear();
+    for (std::uint32_t i = 0; i < builder.executors().size(); ++i) {
+      const auto& w = builder.worker(builder.worker_of(i));
+      slots->emplace_back(w.node, w.port);
+    }
   }
   TopologyPlacement placed = builder.finish(std::move(out.warnings), out.moved);
   placed.cpu_overcommits = std::move(out.overcommits);

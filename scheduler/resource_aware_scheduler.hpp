@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -26,11 +28,33 @@ std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequ
 // kept to check that the index changes nothing).
 enum class SearchMode { kIndexed, kExhaustive };
 
-// Places the topology's executors (keeping those of request.current whose slot
-// still exists). On failure returns the placement with scheduled == false and
-// a reason; `state` is then partly charged and must be discarded (callers work
-// on a trial copy).
+struct GreedyOptions {
+  // How nodes are searched; the placement is the same either way. Default indexed.
+  SearchMode mode = SearchMode::kIndexed;
+  // The rack of the first executor; default (nullopt) the rack with the most
+  // free memory and CPU, as in R-Storm.
+  std::optional<std::uint32_t> start_rack;
+};
+
+// R-Storm's greedy alone: places the topology's executors (keeping those of
+// request.current whose slot still exists). On failure returns the placement
+// with scheduled == false and a reason about the state it stopped in; `state`
+// is then partly charged and must be discarded (callers work on a trial copy).
+// When placed and `slots` is given, it receives (node, port) of every executor
+// of the builder (the request's, then explicit ackers).
+TopologyPlacement schedule_greedy(ClusterState& state, const TopologyRequest& request,
+                                  const GreedyOptions& options = {},
+                                  std::vector<std::pair<std::uint32_t, int>>* slots = nullptr);
+
+// R-Storm's greedy, then the placement search (placement_search.cpp): several
+// starts, a bounded local search, the exact solver on small instances, other
+// packing orders before refusing. On success `state` is charged with the
+// placement; on failure it must be discarded. The reason of a refusal
+// describes the cluster as it was before the call.
 TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request,
                                           SearchMode mode = SearchMode::kIndexed);
+
+// "executor 3 of 'split' overcommits CPU on node-2: asks 50 points, 20 free; ..."
+std::string overcommit_warning(const CpuOvercommit& o, const std::string& component);
 
 }  // namespace rstorm::scheduler

@@ -233,6 +233,10 @@ void read_config(const Reader& r, const YAML::Node& config, TopologyRequest& req
         r.fail(v, f, "unknown strategy '" + v.Scalar() + "' (resource-aware, round-robin)");
       }
       request.strategy = *strategy;
+    } else if (key == "topology.scheduler.improve.max.evaluations") {
+      request.improve_max_evaluations = static_cast<std::uint64_t>(r.integer(v, f, 0));
+    } else if (key == "topology.scheduler.exact.max.executors") {
+      request.exact_max_executors = r.integer(v, f, 0);
     } else if (key.rfind("topology.", 0) != 0) {
       r.fail(entry.first, f, "unknown config key (topology config keys start with 'topology.')");
     }

@@ -231,8 +231,8 @@ TEST(SchedulerPropertyTest, IndexedSearchPlacesExactlyLikeTheExhaustiveScan) {
     Result<ClusterState> base = ClusterState::Create(cluster);
     ASSERT_TRUE(base.ok());
     ClusterState a = base.value(), b = base.value();
-    const TopologyPlacement fast = schedule_resource_aware(a, t, SearchMode::kIndexed);
-    const TopologyPlacement slow = schedule_resource_aware(b, t, SearchMode::kExhaustive);
+    const TopologyPlacement fast = schedule_greedy(a, t, {SearchMode::kIndexed, std::nullopt});
+    const TopologyPlacement slow = schedule_greedy(b, t, {SearchMode::kExhaustive, std::nullopt});
     ASSERT_EQ(fast.scheduled, slow.scheduled);
     EXPECT_EQ(fast.reason, slow.reason);
     EXPECT_EQ(fast.executor_slots, slow.executor_slots);

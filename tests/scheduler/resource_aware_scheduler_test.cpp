@@ -232,9 +232,12 @@ TEST(ResourceAwareSchedulerTest, UnschedulableTopologyIsNotHalfPlacedAndLeavesOt
   ScheduleResult r = schedule_ok(cluster, {b, a});
   EXPECT_TRUE(r.topologies[1].scheduled);
   EXPECT_FALSE(r.topologies[0].scheduled);
+  // About the cluster as it is, not where a search stopped.
   EXPECT_EQ(r.topologies[0].reason,
-            "component 'x' asks 550 MB per executor; the largest free node has 450 MB (node-2, "
-            "rack r1)");
+            "topology 'b': its 3 executors ask 1650 MB (the largest 550 MB), in workers of at "
+            "most 768 MB heap; no placement found (R-Storm's order, first-fit and best-fit "
+            "decreasing) in what the cluster has free: node-2 1000 MB, 400 CPU, 4 of 4 slots; "
+            "node-1 700 MB, 399 CPU, 3 of 4 slots");
   EXPECT_TRUE(r.topologies[0].executor_slots.empty());
   EXPECT_EQ(usage_of(r, "node-1").memory_used_mb, 300);
   EXPECT_EQ(usage_of(r, "node-2").memory_used_mb, 0);

@@ -64,15 +64,18 @@ TEST_F(ScheduleCommandTest, PrintsPlacementByRackNodeAndWorkerWithNetworkCost) {
   RunResult r =
       run("--cluster " + kCluster + " " + kSource + "/examples/paper/linear-network.yaml");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("topology linear-network (resource-aware): scheduled, 20 executors in 5 "
+  EXPECT_NE(r.out.find("topology linear-network (resource-aware): scheduled, 20 executors in 4 "
                        "workers on 2 nodes\n  rack rack-1\n    node node-1 (node-1.rack-1): "
-                       "memory 2176/4096 MB, cpu 390/400, slots 3/4\n      worker node-1:6700: "
-                       "heap 768/768 MB, off-heap 0 MB, cpu 150: spout[1] spout[2] b1[9] b2[13] "
-                       "b3[17] +1 acker\n"),
+                       "memory 768/4096 MB, cpu 210/400, slots 1/4\n      worker node-1:6700: "
+                       "heap 768/768 MB, off-heap 0 MB, cpu 210: spout[1] spout[2] spout[3] "
+                       "spout[4] spout[5] +1 acker\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("  network: 64 communicating pairs: 13 same worker, 25 same node, 26 "
-                       "same rack, 0 cross rack (weighted cost 77)\n"),
+  // The greedy alone costs 77 (13 same worker, 25 same node, 26 same rack).
+  EXPECT_NE(r.out.find("  network: 64 communicating pairs: 18 same worker, 26 same node, 20 "
+                       "same rack, 0 cross rack (weighted cost 66)\n  quality: greedy cost 77, "
+                       "final cost 66 (from: first-fit decreasing, 6 moves in 5000 "
+                       "evaluations)\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("cluster: 12 nodes in 2 racks\n"), std::string::npos);
@@ -115,6 +118,11 @@ TEST_F(ScheduleCommandTest, JsonOutputAndRoundRobinBaseline) {
   EXPECT_EQ(a["nodes"].size(), 12u);
   EXPECT_EQ(b["topologies"][0]["workers"].size(), 12u);
   EXPECT_EQ(a["topologies"][0]["network"]["pairs"], 72);
+  // The search's result against the greedy's, in the same units.
+  EXPECT_EQ(a["topologies"][0]["quality"]["final_cost"], a["topologies"][0]["network"]["weighted"]);
+  EXPECT_EQ(a["topologies"][0]["quality"]["greedy_cost"], 92);
+  EXPECT_EQ(a["topologies"][0]["quality"]["final_cost"], 72);
+  EXPECT_FALSE(b["topologies"][0].contains("quality"));
   EXPECT_LT(a["topologies"][0]["network"]["weighted"].get<int>(),
             b["topologies"][0]["network"]["weighted"].get<int>());
 }

@@ -109,6 +109,22 @@ components:
   EXPECT_EQ(t.edges[0].to, "count");
 }
 
+TEST(YamlLoaderTest, ReadsThePlacementSearchKeys) {
+  Result<TopologyRequest> r = parse_topology(R"(name: t
+config:
+  topology.scheduler.improve.max.evaluations: 0
+  topology.scheduler.exact.max.executors: 12
+components: [{name: s, type: spout}]
+)",
+                                             "t.yaml");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().improve_max_evaluations, 0u);
+  EXPECT_EQ(r.value().exact_max_executors, 12);
+  EXPECT_EQ(topology_error("name: t\nconfig:\n  topology.scheduler.exact.max.executors: -1\n"
+                           "components: [{name: s, type: spout}]\n"),
+            "t.yaml:3: field 'config.topology.scheduler.exact.max.executors': must be at least 0");
+}
+
 TEST(YamlLoaderTest, UnknownInputComponentNamesLineAndField) {
   EXPECT_EQ(topology_error("name: t\ncomponents:\n  - {name: s, type: spout}\n  - name: b\n"
                            "    inputs: [s, nope]\n"),
