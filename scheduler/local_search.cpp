@@ -13,7 +13,8 @@ constexpr double kEpsilon = 1e-9;
 // One local search run: tries compound moves, keeps those that pay.
 class Search {
  public:
-  Search(Layout& layout, std::uint64_t budget) : l_(layout), p_(layout.problem()), budget_(budget) {}
+  Search(Layout& layout, std::uint64_t budget)
+      : l_(layout), p_(layout.problem()), budget_(budget) {}
 
   LocalSearchStats run() {
     descend();
