@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-
 #include <rstorm/config.hpp>
 #include <rstorm/topology.hpp>
 #include <string>

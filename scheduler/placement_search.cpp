@@ -48,7 +48,7 @@ using Slots = std::vector<std::pair<std::uint32_t, int>>;
 struct Start {
   std::string name;
   Layout layout;
-  std::vector<std::uint32_t> initial;  // the assignment before the local search
+  std::vector<std::uint32_t> initial;       // the assignment before the local search
   std::optional<TopologyPlacement> greedy;  // when it came from the greedy as is
   std::vector<PackOvercommit> overcommits;  // a packing's, when it came from one
 };
@@ -241,9 +241,10 @@ TopologyPlacement rebuild(ClusterState& state, const ClusterState& base,
   std::vector<std::string> warnings;
   std::vector<CpuOvercommit> overcommits;
   for (const PackOvercommit& o : start.overcommits) {
-    overcommits.push_back({ExecutorId(o.executor), state.node(p.state_node[o.node]).spec->id,
-                           o.asked, o.free});
-    warnings.push_back(overcommit_warning(overcommits.back(), builder.executors()[o.executor].component));
+    overcommits.push_back(
+        {ExecutorId(o.executor), state.node(p.state_node[o.node]).spec->id, o.asked, o.free});
+    warnings.push_back(
+        overcommit_warning(overcommits.back(), builder.executors()[o.executor].component));
   }
   TopologyPlacement placed = builder.finish(std::move(warnings), moved);
   placed.cpu_overcommits = std::move(overcommits);
@@ -276,8 +277,7 @@ std::size_t search_starts(std::vector<Start>& starts, std::uint64_t budget,
   return best;
 }
 
-bool exact_applies(const SearchProblem& p, const TopologyRequest& request,
-                   std::uint32_t to_place) {
+bool exact_applies(const SearchProblem& p, const TopologyRequest& request, std::uint32_t to_place) {
   return to_place > 0 && static_cast<int>(to_place) <= request.exact_max_executors &&
          p.nodes() <= kExactMaxNodes;
 }
@@ -301,6 +301,39 @@ void run_exact(const SearchProblem& p, const TopologyRequest& request, std::uint
   }
 }
 
+// When no heuristic start fits a small topology, the exact solver settles
+// whether anything does (bounded: a refusal is paid again every nimbus round).
+void add_exact_start(const SearchProblem& p, std::uint32_t to_place, std::vector<Start>& starts) {
+  if (to_place > kExactLastResortExecutors || p.nodes() > kExactMaxNodes) return;
+  const ExactResult exact = solve_exact(Layout(p), std::numeric_limits<std::int64_t>::max(),
+                                        {kExactLastResortSearchNodes});
+  if (!exact.improved) return;
+  Layout layout(p);
+  for (std::uint32_t e = 0; e < p.executors(); ++e) {
+    if (!p.fixed[e]) layout.move(e, exact.assignment[e]);
+  }
+  starts.push_back({"the exact solver", layout, {}, std::nullopt, {}});
+}
+
+// Charges `state` with the chosen start and reports it with its quality.
+TopologyPlacement finish(ClusterState& state, const ClusterState& base,
+                         const TopologyRequest& request, const TopologyPlacement& greedy,
+                         const Start& best, PlacementQuality quality) {
+  quality.final_cost = static_cast<std::uint64_t>(best.layout.cost());
+  quality.start = best.name;
+  const bool unchanged = best.layout.assignment() == best.initial;
+  quality.is_greedy = best.name == "greedy" && unchanged;
+  TopologyPlacement out = rebuild(state, base, request, best);
+  if (best.greedy && unchanged) {
+    // A greedy placement as it was: its overcommits hold.
+    out.cpu_overcommits = best.greedy->cpu_overcommits;
+    out.warnings = best.greedy->warnings;
+  }
+  out.decisions = greedy.decisions;  // how R-Storm alone would have placed it
+  out.quality = std::move(quality);
+  return out;
+}
+
 }  // namespace
 
 TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request,
@@ -315,9 +348,10 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
   quality.start = "greedy";
   std::uint32_t to_place = 0;
   std::vector<ExecutorRequest> executors;
-  const bool small_enough = request.executors.size() <= kSearchMaxExecutors ||
-                            (!greedy.scheduled && static_cast<std::uint64_t>(request.executors.size()) *
-                                                          base.node_count() <= kPackMaxWork);
+  const bool small_enough =
+      request.executors.size() <= kSearchMaxExecutors ||
+      (!greedy.scheduled &&
+       static_cast<std::uint64_t>(request.executors.size()) * base.node_count() <= kPackMaxWork);
   if (!greedy.scheduled && !small_enough) greedy.reason = refusal(base, request);
   if (!small_enough || (greedy.scheduled && request.improve_max_evaluations == 0 &&
                         request.exact_max_executors == 0)) {
@@ -326,23 +360,13 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
   }
   const Slots fixed = kept_slots(base, request, executors);
   for (const auto& [n, port] : fixed) to_place += n == kNoNode ? 1 : 0;
-  const SearchProblem p = SearchProblem::Build(base, request, executors, fixed,
-                                               candidate_nodes(base, fixed, greedy_slots, greedy.scheduled));
+  const SearchProblem p =
+      SearchProblem::Build(base, request, executors, fixed,
+                           candidate_nodes(base, fixed, greedy_slots, greedy.scheduled));
   std::vector<Start> starts;
   add_greedy_starts(base, request, mode, p, greedy, greedy_slots, starts);
   add_packing_starts(p, request, executors, starts);
-  if (starts.empty() && to_place <= kExactLastResortExecutors && p.nodes() <= kExactMaxNodes) {
-    // No heuristic fits: the exact solver settles whether anything does.
-    const ExactResult exact = solve_exact(Layout(p), std::numeric_limits<std::int64_t>::max(),
-                                          {kExactLastResortSearchNodes});
-    if (exact.improved) {
-      Layout layout(p);
-      for (std::uint32_t e = 0; e < p.executors(); ++e) {
-        if (!p.fixed[e]) layout.move(e, exact.assignment[e]);
-      }
-      starts.push_back({"the exact solver", layout, {}, std::nullopt, {}});
-    }
-  }
+  if (starts.empty()) add_exact_start(p, to_place, starts);
   if (starts.empty()) {
     greedy.reason = refusal(base, request);
     return greedy;
@@ -350,18 +374,7 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
   const std::size_t b = search_starts(starts, request.improve_max_evaluations, quality);
   Start& best = starts[b];
   run_exact(p, request, to_place, best, quality);
-  quality.final_cost = static_cast<std::uint64_t>(best.layout.cost());
-  quality.start = best.name;
-  TopologyPlacement out = rebuild(state, base, request, best);
-  quality.is_greedy = best.name == "greedy" && best.layout.assignment() == best.initial;
-  if (best.greedy && best.layout.assignment() == best.initial) {
-    // A greedy placement as it was: its overcommits hold.
-    out.cpu_overcommits = best.greedy->cpu_overcommits;
-    out.warnings = best.greedy->warnings;
-  }
-  out.decisions = greedy.decisions;  // how R-Storm alone would have placed it
-  out.quality = quality;
-  return out;
+  return finish(state, base, request, greedy, best, quality);
 }
 
 }  // namespace rstorm::scheduler

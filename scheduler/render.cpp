@@ -106,7 +106,9 @@ void topology_text(std::ostringstream& out, const TopologyPlacement& p, const To
     out << "\n";
   }
   out << "  network: " << network_text(p.network) << "\n";
-  if (p.strategy == Strategy::kResourceAware) out << "  quality: " << quality_text(p.quality) << "\n";
+  if (p.strategy == Strategy::kResourceAware) {
+    out << "  quality: " << quality_text(p.quality) << "\n";
+  }
   if (p.moved_executors != static_cast<int>(r.executors.size())) {
     out << "  moved: " << p.moved_executors << " executors (the others stay where they run)\n";
   }
@@ -158,9 +160,12 @@ std::string render_json(const ScheduleResult& result,
            {"warnings", p.warnings},   {"moved_executors", p.moved_executors}};
     if (p.strategy == Strategy::kResourceAware && p.scheduled) {
       const PlacementQuality& q = p.quality;
-      t["quality"] = {{"greedy_placed", q.greedy_placed}, {"greedy_cost", q.greedy_cost},
-                      {"final_cost", q.final_cost},       {"start", q.start},
-                      {"evaluations", q.evaluations},     {"moves", q.moves},
+      t["quality"] = {{"greedy_placed", q.greedy_placed},
+                      {"greedy_cost", q.greedy_cost},
+                      {"final_cost", q.final_cost},
+                      {"start", q.start},
+                      {"evaluations", q.evaluations},
+                      {"moves", q.moves},
                       {"optimal", q.optimal}};
       t["quality"]["lower_bound"] = q.lower_bound ? json(*q.lower_bound) : json(nullptr);
     }

@@ -7,8 +7,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scheduler/assignment_builder.hpp"

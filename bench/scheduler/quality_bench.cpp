@@ -26,15 +26,23 @@ namespace rs = rstorm::scheduler;
 namespace {
 
 enum class Family {
-  kHomogeneous, kHeterogeneous, kNearlyFull, kGeneric, kFanIn, kFanOut, kDiamond, kCycle, kRandom
+  kHomogeneous,
+  kHeterogeneous,
+  kNearlyFull,
+  kGeneric,
+  kFanIn,
+  kFanOut,
+  kDiamond,
+  kCycle,
+  kRandom
 };
 constexpr Family kFamilies[] = {Family::kHomogeneous, Family::kHeterogeneous, Family::kNearlyFull,
                                 Family::kGeneric,     Family::kFanIn,         Family::kFanOut,
                                 Family::kDiamond,     Family::kCycle,         Family::kRandom};
 
 const char* family_name(Family f) {
-  static const char* names[] = {"homogeneous", "heterogeneous", "nearly-full", "generic",
-                                "fan-in",      "fan-out",       "diamond",     "cycle", "random"};
+  static const char* names[] = {"homogeneous", "heterogeneous", "nearly-full", "generic", "fan-in",
+                                "fan-out",     "diamond",       "cycle",       "random"};
   return names[static_cast<int>(f)];
 }
 
@@ -201,7 +209,9 @@ std::string distribution(std::vector<double> v) {
   if (v.empty()) return "-";
   std::sort(v.begin(), v.end());
   char buf[96];
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<std::size_t>(q * v.size()))]; };
+  auto at = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * v.size()))];
+  };
   std::string out;
   for (double x : {at(0.5), at(0.9), at(0.99), v.back()}) {
     if (x >= 1e9) {
@@ -228,9 +238,9 @@ void merge(Tally& into, const Tally& t) {
   into.refused += t.refused, into.greedy_refused += t.greedy_refused;
   into.greedy_within += t.greedy_within, into.final_within += t.final_within;
   into.rr_feasible += t.rr_feasible, into.worse_than_rr += t.worse_than_rr;
-  for (auto [from, to] : {std::pair{&t.greedy_ratio, &into.greedy_ratio},
-                          std::pair{&t.final_ratio, &into.final_ratio},
-                          std::pair{&t.seconds, &into.seconds}}) {
+  for (auto [from, to] :
+       {std::pair{&t.greedy_ratio, &into.greedy_ratio},
+        std::pair{&t.final_ratio, &into.final_ratio}, std::pair{&t.seconds, &into.seconds}}) {
     to->insert(to->end(), from->begin(), from->end());
   }
 }

@@ -80,5 +80,20 @@ TEST(ApiRequestTest, UnknownStrategyIsAnError) {
             "(resource-aware, round-robin)");
 }
 
+TEST(ApiRequestTest, PlacementSearchKeysAreRead) {
+  rstorm::Config config;
+  config.set("topology.scheduler.improve.max.evaluations", 250, "test");
+  config.set("topology.scheduler.exact.max.executors", 10, "test");
+  Result<TopologyRequest> r = request_from_topology("wc", build().spec(), config);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().improve_max_evaluations, 250u);
+  EXPECT_EQ(r.value().exact_max_executors, 10);
+  // Absent keys keep the defaults.
+  Result<TopologyRequest> d = request_from_topology("wc", build().spec(), rstorm::Config());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d.value().improve_max_evaluations, kDefaultImproveMaxEvaluations);
+  EXPECT_EQ(d.value().exact_max_executors, kDefaultExactMaxExecutors);
+}
+
 }  // namespace
 }  // namespace rstorm::scheduler

@@ -70,9 +70,8 @@ bool ffd_packs(const Cluster& cluster, const TopologyRequest& t) {
   const double acker = t.acker_executors ? 0 : t.acker_onheap_mb;
   std::vector<const ExecutorRequest*> order;
   for (const ExecutorRequest& e : t.executors) order.push_back(&e);
-  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
-    return a->memory_mb() > b->memory_mb();
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [](auto* a, auto* b) { return a->memory_mb() > b->memory_mb(); });
   struct Node {
     double memory;
     GenericResources generic;
@@ -80,8 +79,10 @@ bool ffd_packs(const Cluster& cluster, const TopologyRequest& t) {
     std::vector<double> heaps;
   };
   std::vector<Node> nodes;
-  for (const NodeSpec& n : cluster.nodes) nodes.push_back({n.memory_mb, n.generic, n.ports.size(), {}});
-  std::stable_sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return a.memory > b.memory; });
+  for (const NodeSpec& n : cluster.nodes)
+    nodes.push_back({n.memory_mb, n.generic, n.ports.size(), {}});
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [](auto& a, auto& b) { return a.memory > b.memory; });
   for (const ExecutorRequest* e : order) {
     bool placed = false;
     for (Node& n : nodes) {
@@ -93,7 +94,8 @@ bool ffd_packs(const Cluster& cluster, const TopologyRequest& t) {
       });
       double need = e->memory_mb();
       if (heap == n.heaps.end()) {
-        if (n.heaps.size() == n.slots || e->onheap_mb + acker > t.worker_max_heap_mb + 1e-9) continue;
+        if (n.heaps.size() == n.slots || e->onheap_mb + acker > t.worker_max_heap_mb + 1e-9)
+          continue;
         need += acker;
       }
       if (n.memory + 1e-9 < need) continue;

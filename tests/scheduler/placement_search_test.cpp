@@ -31,9 +31,9 @@ void expect_within_limits(const ScheduleResult& r) {
 TEST(PlacementSearchTest, GreedyOrderTrapOnTwoNodesOf1000MbIsPlaced) {
   // 500, 300, 400, 500, 300 MB: only a,a | b,b,c fits two nodes of 1000 MB.
   Cluster cluster = make_cluster({2}, 1000);
-  TopologyRequest t = make_topology(
-      "trap", {spout("a", 2, 10, 500), bolt("b", 2, 10, 300), bolt("c", 1, 10, 400)},
-      {{"a", "b"}, {"b", "c"}});
+  TopologyRequest t =
+      make_topology("trap", {spout("a", 2, 10, 500), bolt("b", 2, 10, 300), bolt("c", 1, 10, 400)},
+                    {{"a", "b"}, {"b", "c"}});
   t.acker_executors = 0;
   t.worker_max_heap_mb = 1000;
   const ScheduleResult r = schedule_ok(cluster, {t});
@@ -49,9 +49,9 @@ TEST(PlacementSearchTest, ClusterAt95PercentMemoryIsPlaced) {
   // alone does not fit into the three nodes.
   Cluster cluster = make_cluster({3}, 1000);
   TopologyRequest t = make_topology(
-      "full", {spout("a", 1, 10, 350), bolt("b", 1, 10, 600), bolt("c", 1, 10, 500),
-               bolt("d", 1, 10, 600), bolt("e", 1, 10, 200), bolt("f", 1, 10, 250),
-               bolt("g", 1, 10, 350)},
+      "full",
+      {spout("a", 1, 10, 350), bolt("b", 1, 10, 600), bolt("c", 1, 10, 500), bolt("d", 1, 10, 600),
+       bolt("e", 1, 10, 200), bolt("f", 1, 10, 250), bolt("g", 1, 10, 350)},
       {{"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "e"}, {"e", "f"}, {"f", "g"}});
   t.acker_executors = 0;
   t.worker_max_heap_mb = 1000;
@@ -93,8 +93,8 @@ TEST(PlacementSearchTest, FanInReachesTheOptimumAndBeatsRoundRobin) {
 TEST(PlacementSearchTest, OneBigNodeThatHoldsEverythingBeatsTheRackWithMostFree) {
   Cluster cluster = make_cluster({3, 1}, 2048);
   cluster.nodes[3].memory_mb = 4096;
-  TopologyRequest t = make_topology("t", {spout("s", 3, 10, 512), bolt("b", 3, 10, 512)},
-                                    {{"s", "b"}});
+  TopologyRequest t =
+      make_topology("t", {spout("s", 3, 10, 512), bolt("b", 3, 10, 512)}, {{"s", "b"}});
   t.worker_max_heap_mb = 2048;
   const ScheduleResult r = schedule_ok(cluster, {t});
   const TopologyPlacement& p = r.topologies[0];
@@ -109,8 +109,8 @@ TEST(PlacementSearchTest, OneBigNodeThatHoldsEverythingBeatsTheRackWithMostFree)
 TEST(PlacementSearchTest, TopologyThatOneNodeHoldsEndsOnOneNode) {
   Cluster cluster = make_cluster({2}, 1024);
   cluster.nodes[1].memory_mb = 4096;
-  TopologyRequest t = make_topology("t", {spout("s", 2, 10, 256), bolt("b", 4, 10, 256)},
-                                    {{"s", "b"}});
+  TopologyRequest t =
+      make_topology("t", {spout("s", 2, 10, 256), bolt("b", 4, 10, 256)}, {{"s", "b"}});
   t.worker_max_heap_mb = 4096;
   const TopologyPlacement p = schedule_ok(cluster, {t}).topologies[0];
   ASSERT_TRUE(p.scheduled) << p.reason;
