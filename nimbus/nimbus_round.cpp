@@ -5,6 +5,7 @@
 #include "nimbus/nimbus.hpp"
 #include "nimbus/nimbus_client.hpp"
 #include "nimbus/topology_structure.hpp"
+#include "scheduler/render.hpp"
 #include "scheduler/scheduler.hpp"
 
 namespace rstorm::nimbus {
@@ -454,16 +455,10 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
     }
     // The placement's quality with it: what the greedy alone would cost, what
     // the search reached, and the optimum when the exact solver proved one.
-    const scheduler::PlacementQuality& q = placement.quality;
-    logger_.info(
-        "assignment of {} version {}: {} executors, {} moved; network cost {} (greedy {}, from "
-        "{}{})",
-        record.id, assignment.version, assignment.executors.size(), placement.moved_executors,
-        placement.network.weighted(),
-        q.greedy_placed ? std::to_string(q.greedy_cost) : std::string("no placement"), q.start,
-        q.lower_bound ? (q.optimal ? ", optimum " : ", lower bound ") +
-                            std::to_string(*q.lower_bound)
-                      : std::string());
+    logger_.info("assignment of {} version {}: {} executors, {} moved; network cost {}; {}",
+                 record.id, assignment.version, assignment.executors.size(),
+                 placement.moved_executors, placement.network.weighted(),
+                 scheduler::quality_text(placement.quality));
     std::lock_guard lock(mutex_);
     last_moved_[record.id] = placement.moved_executors;
   }

@@ -42,21 +42,6 @@ std::string fixed(double value) {
   return buf;
 }
 
-// "greedy cost 74, final cost 58 (from: ..., 12 moves in 3110 evaluations), optimum 58"
-std::string quality_text(const PlacementQuality& q) {
-  std::ostringstream out;
-  if (q.greedy_placed) {
-    out << "greedy cost " << q.greedy_cost;
-  } else {
-    out << "greedy found no placement";
-  }
-  out << ", final cost " << q.final_cost << " (from: " << q.start;
-  if (q.evaluations > 0) out << ", " << q.moves << " moves in " << q.evaluations << " evaluations";
-  out << ")";
-  if (q.lower_bound) out << (q.optimal ? ", optimum " : ", lower bound ") << *q.lower_bound;
-  return out.str();
-}
-
 void decisions_text(std::ostringstream& out, const TopologyPlacement& p, const TopologyRequest& r) {
   if (!p.quality.is_greedy) {
     out << "  the placement above came from: " << p.quality.start
@@ -116,6 +101,21 @@ void topology_text(std::ostringstream& out, const TopologyPlacement& p, const To
 }
 
 }  // namespace
+
+// "greedy cost 74, final cost 58 (from: ..., 12 moves in 3110 evaluations), optimum 58"
+std::string quality_text(const PlacementQuality& q) {
+  std::ostringstream out;
+  if (q.greedy_placed) {
+    out << "greedy cost " << q.greedy_cost;
+  } else {
+    out << "greedy found no placement";
+  }
+  out << ", final cost " << q.final_cost << " (from: " << q.start;
+  if (q.evaluations > 0) out << ", " << q.moves << " moves in " << q.evaluations << " evaluations";
+  out << ")";
+  if (q.lower_bound) out << (q.optimal ? ", optimum " : ", lower bound ") << *q.lower_bound;
+  return out.str();
+}
 
 std::string executor_label(const ExecutorRequest& e) {
   std::string out = e.component + "[" + std::to_string(e.first_task);

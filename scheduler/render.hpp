@@ -25,4 +25,8 @@ std::string render_json(const ScheduleResult& result, const std::vector<Topology
 // "split[3]" or "split[3-4]": component and task range of one executor.
 std::string executor_label(const ExecutorRequest& e);
 
+// The placement's quality in one line, as `rstorm schedule` and nimbus's log print it:
+// "greedy cost 74, final cost 58 (from: first-fit decreasing, 12 moves in 3110 evaluations), optimum 58".
+std::string quality_text(const PlacementQuality& q);
+
 }  // namespace rstorm::scheduler
