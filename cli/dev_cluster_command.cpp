@@ -17,6 +17,7 @@ namespace {
 struct DevClusterArgs {
   rstorm::supervisor::DevClusterOptions options;
   std::string work_dir;
+  bool no_ui = false;
 };
 
 int run_dev_cluster(DevClusterArgs& args) {
@@ -74,5 +75,11 @@ RSTORM_CLI_COMMAND("dev-cluster", [](CLI::App& app, int& exit_code) {
   sub->add_flag("--prometheus", args->options.prometheus,
                 "Also start a Prometheus server (Debian's prometheus) on loopback that scrapes "
                 "nimbus, supervisors and workers, and print its URL");
-  sub->callback([&exit_code, args] { exit_code = run_dev_cluster(*args); });
+  sub->add_flag("--no-ui", args->no_ui,
+                "Do not start rstorm-ui (by default its pages and REST API are served on a free "
+                "loopback port, printed as 'ui  http://127.0.0.1:<port>')");
+  sub->callback([&exit_code, args] {
+    args->options.ui = !args->no_ui;
+    exit_code = run_dev_cluster(*args);
+  });
 });

@@ -1,5 +1,5 @@
 # `cmake --install`: what a user of rstorm needs, in the GNUInstallDirs layout.
-#   bin/        rstorm, rstorm-nimbus, rstorm-supervisor, rstorm-worker (they run
+#   bin/        rstorm, rstorm-nimbus, rstorm-supervisor, rstorm-worker, rstorm-ui (they run
 #               each other from their own folder and find librstorm-api through
 #               a RUNPATH relative to themselves, so the prefix can move)
 #   lib/        librstorm-api.so.<API version>, librstorm-testing.so.<API version>
@@ -18,7 +18,7 @@ include(CMakePackageConfigHelpers)
 set(RSTORM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rstorm)
 set(RSTORM_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/rstorm)
 
-install(TARGETS rstorm rstorm-nimbus rstorm-supervisor rstorm-worker
+install(TARGETS rstorm rstorm-nimbus rstorm-supervisor rstorm-worker rstorm-ui
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 install(TARGETS rstorm_api rstorm_testing EXPORT rstormTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev

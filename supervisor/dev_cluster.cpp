@@ -264,6 +264,10 @@ Status DevCluster::start_all() {
     auto metrics_port = free_loopback_port();
     if (!metrics_port) return metrics_port.status();
     p.args.insert(p.args.end(), {"-c", "supervisor.metrics.port=" + std::to_string(*metrics_port)});
+    auto logviewer_port = free_loopback_port();
+    if (!logviewer_port) return logviewer_port.status();
+    p.args.insert(p.args.end(), {"-c", "logviewer.port=" + std::to_string(*logviewer_port)});
+    logviewer_ports_.push_back(*logviewer_port);
     p.args.insert(p.args.end(),
                   {"-c", "supervisor.id=" + p.name, "-c",
                    "supervisor.rack=r" + std::to_string(i % options_.racks + 1), "-c",
@@ -289,6 +293,24 @@ Status DevCluster::start_all() {
       return s;
     }
   }
+  if (options_.ui) {
+    auto port = free_loopback_port();
+    if (!port) return port.status();
+    ui_port_ = *port;
+    DevProcess p;
+    p.name = "ui";
+    p.binary = options_.bin_dir / "rstorm-ui";
+    const auto dir = work_dir_ / "ui";
+    std::filesystem::create_directories(dir);
+    p.log = dir / "ui.log";
+    p.args = daemon_args(dir);
+    p.args.insert(p.args.end(), {"-c", "ui.port=" + std::to_string(ui_port_)});
+    if (Status s = launch(p); !s) return s;
+    ui_ = std::make_unique<DevProcess>(std::move(p));
+    if (Status s = wait_until(*ui_, [&] { return loopback_port_open(ui_port_); }, "listen"); !s) {
+      return s;
+    }
+  }
   if (options_.prometheus) {
     metrics::PrometheusServerOptions po;
     po.work_dir = work_dir_ / "prometheus";
@@ -306,6 +328,7 @@ void DevCluster::stop() {
   stopped_ = true;
   if (prometheus_) prometheus_->stop();
   std::vector<ProcessId> ids;
+  if (ui_) terminate_processes({ui_->process}, std::chrono::seconds(10));
   for (const auto& s : supervisors_) ids.push_back(s.process);
   terminate_processes(ids, std::chrono::seconds(20));  // they stop their workers first
   ids.clear();
@@ -316,6 +339,10 @@ void DevCluster::stop() {
     std::error_code ec;
     std::filesystem::remove_all(work_dir_, ec);
   }
+}
+
+std::string DevCluster::ui_url() const {
+  return ui_ ? "http://127.0.0.1:" + std::to_string(ui_port_) : std::string();
 }
 
 std::string DevCluster::nimbus_seeds() const {
@@ -396,6 +423,10 @@ void DevCluster::describe(std::ostream& out) const {
     out << "  " << supervisors_[i].name << "  rack r" << (index % options_.racks + 1)
         << "  slots " << join(supervisor_ports_[i]) << "  pid " << supervisors_[i].process.pid
         << "  log " << supervisors_[i].log.string() << "\n";
+  }
+  if (ui_) {
+    out << "  ui          " << ui_url() << "  pid " << ui_->process.pid << "  log "
+        << ui_->log.string() << "\n";
   }
   if (prometheus_) {
     out << "  prometheus  " << prometheus_->url() << "  pid " << prometheus_->pid()

@@ -51,6 +51,9 @@ struct DevClusterOptions {
   // nimbus, supervisor and worker through the file SD files the daemons write
   // into <work_dir>/metrics-sd. Default false.
   bool prometheus = false;
+  // Also start rstorm-ui (its pages and REST API) on a free loopback port.
+  // Default false (`rstorm dev-cluster` turns it on).
+  bool ui = false;
   std::chrono::seconds prometheus_scrape_interval{5};
 };
 
@@ -101,6 +104,12 @@ class DevCluster {
   // The Prometheus server of options.prometheus; nullptr without.
   const metrics::PrometheusServer* prometheus() const { return prometheus_.get(); }
   int num_supervisors() const { return static_cast<int>(supervisors_.size()); }
+  // rstorm-ui's address, "http://127.0.0.1:<port>"; "" without options.ui.
+  std::string ui_url() const;
+  // The log viewer port of supervisor `index`.
+  int logviewer_port(int index) const {
+    return logviewer_ports_.at(static_cast<std::size_t>(index));
+  }
 
   // SIGTERM and wait (the supervisor stops its workers). 
   Status stop_supervisor(int index);
@@ -131,6 +140,9 @@ class DevCluster {
   std::vector<DevProcess> supervisors_;
   std::vector<std::vector<int>> supervisor_ports_;
   std::vector<int> nimbus_metrics_ports_;
+  std::vector<int> logviewer_ports_;
+  std::unique_ptr<DevProcess> ui_;  // null without options.ui
+  int ui_port_ = 0;
   std::unique_ptr<metrics::PrometheusServer> prometheus_;
   bool stopped_ = false;
 };

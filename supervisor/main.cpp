@@ -14,6 +14,8 @@
 #include "common/logger.hpp"
 #include "common/rocksdb_store.hpp"
 #include "common/zookeeper_store.hpp"
+#include "common/http/http_server.hpp"
+#include "supervisor/log_viewer.hpp"
 #include "supervisor/nimbus_client_link.hpp"
 #include "supervisor/supervisor.hpp"
 #include "supervisor/supervisor_metrics.hpp"
@@ -67,6 +69,27 @@ int main(int argc, char** argv) {
     logger.error("{}", state.status().to_string());
     return 2;
   }
+  // The workers' logs over HTTP (logviewer.port; -1: none). A port that cannot
+  // be bound is logged, not fatal: the UI then shows no log links for this node.
+  rstorm::supervisor::LogViewer log_viewer(options->local_dir / "workers");
+  std::unique_ptr<rstorm::http::HttpServer> log_server;
+  if (const int port = static_cast<int>(config->get_int("logviewer.port", 8000)); port >= 0) {
+    rstorm::http::HttpServerOptions ho;
+    ho.host = config->get_string("logviewer.host", "127.0.0.1");
+    ho.port = port;
+    ho.threads = 2;
+    ho.name = "log viewer";
+    auto started = rstorm::http::HttpServer::start(
+        ho, [&log_viewer](const rstorm::http::HttpRequest& r) { return log_viewer.handle(r); },
+        logger);
+    if (started.is_ok()) {
+      log_server = std::move(started).value();
+      options->logviewer_port = log_server->port();
+      logger.info("worker logs at {}/api/v1/logs", log_server->url());
+    } else {
+      logger.warn("no log viewer: {}", started.status().message());
+    }
+  }
   rstorm::supervisor::NimbusClientLink nimbus(nimbus_options, **store,
                                               rstorm::ClusterPaths(options->zookeeper_root));
   rstorm::supervisor::Supervisor supervisor(*options, **store, **state, nimbus, logger);
@@ -101,5 +124,6 @@ int main(int argc, char** argv) {
   logger.info("signal {}: stopping", signal_number);
   supervisor.stop();
   if (metrics) metrics->stop();
+  if (log_server) log_server->stop();
   return 0;
 }

@@ -156,6 +156,7 @@ thrift::SupervisorInfo Supervisor::info() const {
   info.start_time_ms = start_time_ms_;
   info.heartbeat_time_ms = now_ms();
   info.version = "0.1.0";
+  info.__set_logviewer_port(options_.logviewer_port);
   return info;
 }
 

@@ -39,6 +39,9 @@ struct SupervisorOptions {
   Config worker_config;
   // The rstorm-worker executable. Default: next to the running executable.
   std::filesystem::path worker_binary;
+  // Where this supervisor's log viewer listens (set by rstorm-supervisor once
+  // it listens; -1: none). Registered so that the UI can link to worker logs.
+  int logviewer_port = -1;
 
   // kInvalidArgument naming the key and its origin on a wrong type or value.
   static Result<SupervisorOptions> from_config(const Config& config);

@@ -89,6 +89,7 @@ struct SupervisorInfo {
   9: i64 start_time_ms,
   10: i64 heartbeat_time_ms,
   11: string version,
+  12: optional i32 logviewer_port,   // the supervisor's log viewer (-1 or unset: none)
 }
 
 struct WorkerSlot {

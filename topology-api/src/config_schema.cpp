@@ -100,6 +100,18 @@ std::vector<ConfigKeySpec> make_schema() {
        .description = "port of the supervisor's /metrics (-1: none, 0: a free port)"},
       {.name = "supervisor.resources.map", .type = kStringList, .nullable = true,
        .description = "generic resources offered, as name=amount (e.g. gpu.count=2)"},
+      // Log viewer (served by each supervisor) and UI (rstorm-ui).
+      {.name = "logviewer.port", .type = kInt, .min = -1, .max = 65535,
+       .description = "port of the supervisor's worker log viewer (-1: none, 0: a free port)"},
+      {.name = "logviewer.host", .type = kString,
+       .description = "bind address of the log viewer"},
+      {.name = "ui.port", .type = kInt, .min = 0, .max = 65535,
+       .description = "port of rstorm-ui's pages and REST API (0: a free port)"},
+      {.name = "ui.host", .type = kString, .description = "bind address of rstorm-ui"},
+      {.name = "ui.sample.interval.secs", .type = kInt, .min = 1,
+       .description = "seconds between rstorm-ui's samples of the workers' /metrics"},
+      {.name = "ui.origins", .type = kStringList,
+       .description = "other origins (scheme://host:port) allowed to POST to rstorm-ui"},
       // Worker.
       {.name = "worker.heartbeat.frequency.secs", .type = kNumber, .min = kMinSeconds,
        .description = "seconds between a worker's heartbeats to its supervisor"},

@@ -143,6 +143,14 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
                       "Worker-to-worker data plane: " + name, l, v);
         }
       }
+      if (self->transport_) {
+        for (const auto& [peer, sent] : self->transport_->peer_tuples_sent()) {
+          out.counter("rstorm_transport_peer_tuples_sent_total",
+                      "Envelopes (tuples and acker messages) written to one peer worker",
+                      {{"topology", topology}, {"peer", peer.to_string()}},
+                      static_cast<double>(sent));
+        }
+      }
     });
   } else {
     logger->warn("no /metrics: {}", metrics.status().message());

@@ -79,6 +79,9 @@ void collect_executor_metrics(metrics::Snapshot& out, const std::string& topolog
     out.counter("rstorm_backpressure_waits_total",
                 "Times a full destination queue made this executor wait", labels,
                 get(s.backpressure_waits));
+    out.counter("rstorm_backpressure_wait_seconds_total",
+                "Time this executor waited for space in a full destination queue", labels,
+                get(s.backpressure_wait_ns) / kNsPerSecond);
     out.gauge("rstorm_executor_fused",
               "1 when this executor runs on its producer's thread (topology.fuse.executors)",
               labels, e.head() != nullptr ? 1.0 : 0.0);

@@ -29,13 +29,24 @@ bool Transfer::push(int d) {
     return false;
   }
   bump(stats_->backpressure_waits);
+  const auto waited_since = std::chrono::steady_clock::now();
+  const auto account = [&] {
+    bump(stats_->backpressure_wait_ns,
+         static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - waited_since)
+                                        .count()));
+  };
   for (;;) {
     if (stopping_->load(std::memory_order_relaxed)) {
       b.clear();  // the topology is going away
+      account();
       return true;
     }
     sink->wait_for_space(std::chrono::milliseconds(1));
-    if (sink->try_push(b)) return true;
+    if (sink->try_push(b)) {
+      account();
+      return true;
+    }
   }
 }
 

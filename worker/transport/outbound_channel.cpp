@@ -374,6 +374,7 @@ void OutboundChannel::write_pending() {
                       TransportCounters::add(k.bytes_sent, c->writing.size());
                       TransportCounters::add(k.frames_sent, c->writing_frames);
                       TransportCounters::add(k.tuples_sent, c->writing_tuples);
+                      tuples_sent_.fetch_add(c->writing_tuples, std::memory_order_relaxed);
                       buffered_bytes_.fetch_sub(c->writing_data_bytes);
                       c->writing.clear();
                       {

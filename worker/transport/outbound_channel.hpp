@@ -50,6 +50,8 @@ class OutboundChannel final : public worker::TupleSink {
   // give every buffered envelope up with `reason`.
   void set_mode(Mode mode, std::string_view reason);
   const WorkerAddress& peer() const { return peer_; }
+  // Envelopes (tuples and acker messages) written to this peer's socket.
+  std::uint64_t tuples_sent() const { return tuples_sent_.load(std::memory_order_relaxed); }
   // (io) Time throttled so far, for stats.
   std::uint64_t throttled_ns_now() const;
 
@@ -105,6 +107,7 @@ class OutboundChannel final : public worker::TupleSink {
   std::condition_variable space_cv_;
   std::atomic<int> waiters_{0};
   std::atomic<std::uint64_t> space_generation_{0};
+  std::atomic<std::uint64_t> tuples_sent_{0};
 
   // (io) state.
   std::shared_ptr<Connection> conn_;

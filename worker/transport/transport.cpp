@@ -294,6 +294,13 @@ TransportStats Transport::stats() const {
   return s;
 }
 
+std::map<WorkerAddress, std::uint64_t> Transport::peer_tuples_sent() const {
+  std::map<WorkerAddress, std::uint64_t> out;
+  std::lock_guard lock(impl_->mutex);
+  for (const auto& [address, c] : impl_->channels) out[address] = c->tuples_sent();
+  return out;
+}
+
 WorkerAddress Transport::listen_address() const { return impl_->core.self; }
 
 }  // namespace rstorm::transport

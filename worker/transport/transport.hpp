@@ -19,6 +19,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -147,6 +148,8 @@ class Transport {
   void set_backpressure(const std::vector<TaskId>& tasks, bool on);
 
   TransportStats stats() const;
+  // Envelopes written to each peer this transport has had a channel to.
+  std::map<WorkerAddress, std::uint64_t> peer_tuples_sent() const;
   // The address actually bound (self with the OS-chosen port when self.port was 0).
   WorkerAddress listen_address() const;
 

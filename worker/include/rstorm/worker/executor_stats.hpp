@@ -44,6 +44,7 @@ struct alignas(64) ExecutorStats {
   std::atomic<std::uint64_t> complete_ns{0};  // spout: sum of emit-to-ack times
   std::atomic<std::uint64_t> complete_samples{0};
   std::atomic<std::uint64_t> backpressure_waits{0};  // times a full queue made it wait
+  std::atomic<std::uint64_t> backpressure_wait_ns{0};  // time spent in those waits
   std::atomic<bool> throttled{false};                // spout: not calling next_tuple
   std::atomic<std::uint64_t> throttled_ns{0};        // spout: time spent throttled
   std::atomic<std::uint64_t> pending_limit{0};       // spout: adaptive bound on trees in flight (0: none)

@@ -1,0 +1,319 @@
+// rstorm-ui against a real dev cluster (ZooKeeper, nimbus, two supervisors,
+// their workers) running the README's word count: every REST endpoint checked
+// against the cluster's own state (the workers' /metrics, `rstorm describe
+// --json`), the actions, the errors, and the supervisors' log viewer.
+#include <gtest/gtest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+#include "common/metrics/http_get.hpp"
+#include "supervisor/dev_cluster.hpp"
+#include "tests/cluster/cli_runner.hpp"
+#include "tests/common/poll.hpp"
+#include "tests/common/zookeeper_server.hpp"
+#include "ui/prometheus_text.hpp"
+
+namespace rstorm::testing {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+struct Reply {
+  int status = 0;
+  json body;
+  std::string text;
+};
+
+// One request to rstorm-ui (GET or POST, with headers).
+Reply request(int port, const std::string& method, const std::string& target,
+              const std::vector<std::pair<std::string, std::string>>& headers = {},
+              const std::string& body = "") {
+  namespace beast = boost::beast;
+  namespace bhttp = beast::http;
+  boost::asio::io_context io;
+  beast::tcp_stream stream(io);
+  boost::asio::ip::tcp::resolver resolver(io);
+  stream.expires_after(30s);
+  stream.connect(resolver.resolve("127.0.0.1", std::to_string(port)));
+  bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
+  req.set(bhttp::field::host, "127.0.0.1:" + std::to_string(port));
+  for (const auto& [k, v] : headers) req.set(k, v);
+  req.body() = body;
+  req.prepare_payload();
+  bhttp::write(stream, req);
+  beast::flat_buffer buffer;
+  bhttp::response<bhttp::string_body> res;
+  bhttp::read(stream, buffer, res);
+  Reply out;
+  out.status = static_cast<int>(res.result_int());
+  out.text = res.body();
+  out.body = json::parse(out.text, nullptr, false);
+  return out;
+}
+
+class UiClusterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto zk = ZooKeeperServer::start();
+    ASSERT_TRUE(zk) << zk.status().to_string();
+    zk_ = std::move(zk).value().release();
+    supervisor::DevClusterOptions o;
+    o.supervisors = 2;
+    o.racks = 2;
+    o.slots = 2;
+    o.zookeeper_connect = zk_->connect_string();
+    o.overrides = kFastConfig;
+    o.overrides.push_back("ui.sample.interval.secs=1");
+    o.ui = true;
+    auto cluster = supervisor::DevCluster::start(o, Logger::to_stderr("ui-test"));
+    ASSERT_TRUE(cluster) << cluster.status().to_string();
+    cluster_ = std::move(cluster).value().release();
+    const std::string url = cluster_->ui_url();
+    ui_port_ = std::stoi(url.substr(url.rfind(':') + 1));
+    auto submitted = run_cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--wait", "--config",
+                              cluster_->client_config().string()});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    delete zk_;
+  }
+
+  static Reply get(const std::string& target) { return request(ui_port_, "GET", target); }
+  static Reply post(const std::string& target, const std::string& body = "") {
+    return request(ui_port_, "POST", target, {{"X-Requested-By", "ui-test"}}, body);
+  }
+  static std::string status_of(const std::string& name) {
+    Reply r = get("/api/v1/topology/summary");
+    for (const auto& t : r.body["topologies"]) {
+      if (t["name"] == name) return t["status"];
+    }
+    return "";
+  }
+
+  static inline ZooKeeperServer* zk_ = nullptr;
+  static inline supervisor::DevCluster* cluster_ = nullptr;
+  static inline int ui_port_ = 0;
+};
+
+TEST_F(UiClusterTest, ClusterNimbusAndSupervisorSummaries) {
+  Reply r = get("/api/v1/cluster/summary");
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["supervisors"], 2);
+  EXPECT_EQ(r.body["slotsTotal"], 4);
+  EXPECT_EQ(r.body["topologies"], 1);
+  EXPECT_GE(r.body["slotsUsed"].get<int>(), 1);
+
+  r = get("/api/v1/nimbus/summary");
+  ASSERT_EQ(r.body["nimbuses"].size(), 1u);
+  EXPECT_EQ(r.body["nimbuses"][0]["status"], "Leader");
+  EXPECT_EQ(r.body["nimbuses"][0]["port"], cluster_->nimbus_port(0));
+
+  r = get("/api/v1/supervisor/summary");
+  ASSERT_EQ(r.body["supervisors"].size(), 2u);
+  std::set<std::string> racks;
+  for (const auto& s : r.body["supervisors"]) {
+    racks.insert(s["rack"].get<std::string>());
+    const int index = s["id"] == "supervisor-1" ? 0 : 1;
+    EXPECT_EQ(s["logviewerPort"], cluster_->logviewer_port(index)) << s.dump();
+    EXPECT_EQ(s["totalMem"], 4096.0);
+  }
+  EXPECT_EQ(racks, (std::set<std::string>{"r1", "r2"}));
+
+  r = get("/api/v1/cluster/configuration");
+  EXPECT_EQ(r.body["nimbus.thrift.port"], cluster_->nimbus_port(0));
+}
+
+TEST_F(UiClusterTest, TopologyPageMatchesTheStructureAndCounts) {
+  Reply r;
+  // The figures come from the workers' /metrics: tuples flow within seconds.
+  ASSERT_TRUE(eventually(
+      [&] {
+        r = get("/api/v1/topology/wc");
+        return r.status == 200 && !r.body["spouts"].empty() && r.body["spouts"][0]["emitted"] > 0;
+      },
+      60s))
+      << r.text;
+  EXPECT_EQ(r.body["name"], "wc");
+  EXPECT_EQ(r.body["status"], "ACTIVE");
+  EXPECT_EQ(r.body["workersTotal"], 2);  // word count asks for two workers
+  EXPECT_EQ(r.body["msgTimeout"], 30);
+  EXPECT_EQ(r.body["topologyStats"].size(), 4u);
+  ASSERT_EQ(r.body["spouts"].size(), 1u);
+  EXPECT_EQ(r.body["spouts"][0]["spoutId"], "sentences");
+  std::set<std::string> bolts;
+  for (const auto& b : r.body["bolts"]) {
+    bolts.insert(b["boltId"].get<std::string>());
+    EXPECT_TRUE(b["backpressure"] == "OK" || b["backpressure"] == "LOW" || b["backpressure"] == "HIGH");
+  }
+  EXPECT_EQ(bolts, (std::set<std::string>{"split", "count", "report"}));
+
+  r = get("/api/v1/topology/wc/visualization");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["sentences"][":type"], "spout");
+  ASSERT_EQ(r.body["split"][":inputs"].size(), 1u);
+  EXPECT_EQ(r.body["split"][":inputs"][0][":component"], "sentences");
+  EXPECT_EQ(r.body["count"][":inputs"][0][":grouping"], "fields(word)");
+}
+
+TEST_F(UiClusterTest, PlacementMatchesDescribe) {
+  auto described = run_cli({"describe", "wc", "--json", "--config", cluster_->client_config().string()});
+  ASSERT_EQ(described.exit_code, 0) << described.output;
+  const json d = json::parse(described.output);
+  std::set<std::tuple<std::string, int, std::string>> want;  // node, port, [start-end]
+  for (const auto& e : d["executors"]) {
+    want.insert({e["node"].get<std::string>(), e["port"].get<int>(),
+                 "[" + std::to_string(e["task_start"].get<int>()) + "-" +
+                     std::to_string(e["task_end"].get<int>()) + "]"});
+  }
+  Reply r = get("/api/v1/topology/wc/placement");
+  ASSERT_EQ(r.status, 200) << r.text;
+  std::set<std::tuple<std::string, int, std::string>> got;
+  std::set<std::string> racks;
+  for (const auto& rack : r.body["racks"]) {
+    racks.insert(rack["rack"].get<std::string>());
+    for (const auto& node : rack["nodes"]) {
+      EXPECT_LE(node["memoryTopology"].get<double>(), node["memoryUsed"].get<double>() + 1e-6);
+      for (const auto& w : node["workers"]) {
+        EXPECT_NE(w["workerLogLink"], "");
+        for (const auto& e : w["executors"]) {
+          got.insert({node["id"].get<std::string>(), w["port"].get<int>(), e["id"].get<std::string>()});
+        }
+      }
+    }
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(r.body["networkCost"]["sameWorker"], d["network"]["same_worker"]);
+  EXPECT_EQ(r.body["networkCost"]["crossRack"], d["network"]["cross_rack"]);
+  EXPECT_EQ(r.body["scheduler"], d["scheduler"]);
+  EXPECT_TRUE(r.body["unschedulable"].is_null());
+  // Two workers exchange tuples: the measured traffic between them shows.
+  ASSERT_TRUE(eventually([&] {
+    r = get("/api/v1/topology/wc/placement");
+    return !r.body["workerTraffic"].empty();
+  }, 60s)) << r.text;
+}
+
+TEST_F(UiClusterTest, ComponentPageListsExecutorsWithLogLinksThatWork) {
+  Reply r = get("/api/v1/topology/wc/component/split");
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["componentType"], "bolt");
+  EXPECT_EQ(r.body["boltStats"].size(), 4u);
+  ASSERT_EQ(r.body["executorStats"].size(), 2u);
+  EXPECT_EQ(r.body["inputs"][0]["component"], "sentences");
+  const std::string link = r.body["executorStats"][0]["workerLogLink"];
+  ASSERT_EQ(link.rfind("http://127.0.0.1:", 0), 0u) << link;
+  // http://127.0.0.1:<port>/log?file=...
+  const std::string rest = link.substr(std::string("http://127.0.0.1:").size());
+  const int port = std::stoi(rest.substr(0, rest.find('/')));
+  const std::string target = rest.substr(rest.find('/'));
+  auto page = metrics::http_get("127.0.0.1", port, target);
+  ASSERT_TRUE(page) << page.status().message();
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("worker for topology"), std::string::npos) << page->body.substr(0, 500);
+  // The log viewer stays inside the worker log folder.
+  auto escape = metrics::http_get("127.0.0.1", port, "/api/v1/log?file=..%2Fsupervisor.log");
+  ASSERT_TRUE(escape);
+  EXPECT_EQ(escape->status, 403) << escape->body;
+  // The words the split bolt counted itself (its own metrics) are on its page.
+  ASSERT_TRUE(eventually([&] {
+    r = get("/api/v1/topology/wc/component/split");
+    for (const auto& m : r.body["userMetrics"]) {
+      if (m["name"] == "words_split_total" && m["value"].get<double>() > 0) return true;
+    }
+    return false;
+  }, 60s)) << r.text;
+}
+
+TEST_F(UiClusterTest, WorkersList) {
+  Reply r = get("/api/v1/topology-workers/wc");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body["hostPortList"].size(), 2u);
+}
+
+TEST_F(UiClusterTest, BadRequestsGetClearErrors) {
+  Reply r = get("/api/v1/topology/no-such-topology");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(r.body["errorMessage"].get<std::string>().find("no-such-topology"), std::string::npos);
+  r = get("/api/v1/topology/wc/component/no-such-bolt");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(r.body["errorMessage"].get<std::string>().find("no-such-bolt"), std::string::npos);
+  r = get("/api/v1/topology/wc?window=7");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body["errorMessage"].get<std::string>().find("window '7'"), std::string::npos);
+  r = get("/api/v1/nothing/here");
+  EXPECT_EQ(r.status, 404);
+  r = request(ui_port_, "DELETE", "/api/v1/topology/wc");
+  EXPECT_EQ(r.status, 405);
+  r = post("/api/v1/topology/wc/rebalance/0", "{not json");
+  EXPECT_EQ(r.status, 400);
+  r = post("/api/v1/topology/wc/rebalance/0", R"({"rebalanceOptions": {"executors": {"split": 0}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.text.find("executors.split"), std::string::npos) << r.text;
+  // Cross-site: no custom header, or a foreign origin, changes nothing.
+  r = request(ui_port_, "POST", "/api/v1/topology/wc/deactivate");
+  EXPECT_EQ(r.status, 403);
+  r = request(ui_port_, "POST", "/api/v1/topology/wc/kill/0",
+              {{"X-Requested-By", "x"}, {"Origin", "http://evil.example"}});
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(r.text.find("evil.example"), std::string::npos);
+  EXPECT_EQ(status_of("wc"), "ACTIVE");
+  // Pages: the index is served, unknown files are 404.
+  r = get("/");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.text.find("<html"), std::string::npos);
+  EXPECT_EQ(get("/no-such-page.html").status, 404);
+}
+
+// Last: deactivates, compares with /metrics, kills.
+TEST_F(UiClusterTest, ZActionsChangeTheTopologyAndCountsMatchMetrics) {
+  Reply r = post("/api/v1/topology/wc/deactivate");
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["status"], "success");
+  ASSERT_TRUE(eventually([&] { return status_of("wc") == "INACTIVE"; }, 60s));
+  // Spouts quiet: the all-time counts settle and equal the sum of the workers' /metrics.
+  Reply workers = get("/api/v1/topology-workers/wc");
+  auto emitted_in_metrics = [&](const std::string& component) {
+    double sum = 0;
+    for (const auto& w : workers.body["hostPortList"]) {
+      auto text = metrics::http_get(w["host"], w["port"].get<int>() + 1000, "/metrics");
+      if (!text) return -1.0;
+      for (const auto& s : ui::parse_prometheus_text(text->body).samples) {
+        if (s.name == "rstorm_tuples_emitted_total" && s.label("component") == component) sum += s.value;
+      }
+    }
+    return sum;
+  };
+  double api = -2, scraped = -1;
+  ASSERT_TRUE(eventually(
+      [&] {
+        Reply t = get("/api/v1/topology/wc?window=:all-time");
+        for (const auto& b : t.body["bolts"]) {
+          if (b["boltId"] == "split") api = b["emitted"].get<double>();
+        }
+        scraped = emitted_in_metrics("split");
+        return scraped > 0 && api == scraped;
+      },
+      60s))
+      << "api " << api << " /metrics " << scraped;
+
+  r = post("/api/v1/topology/wc/activate");
+  ASSERT_EQ(r.status, 200) << r.text;
+  ASSERT_TRUE(eventually([&] { return status_of("wc") == "ACTIVE"; }, 60s));
+
+  r = post("/api/v1/topology/wc/kill/0");
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["topologyOperation"], "kill");
+  ASSERT_TRUE(eventually([&] { return get("/api/v1/topology/wc").status == 404; }, 90s));
+}
+
+}  // namespace
+}  // namespace rstorm::testing

@@ -1,0 +1,240 @@
+// rstorm-ui's pieces on their own: the Prometheus text reader, the windows
+// over samples, the HTTP server (a real one on loopback) and the supervisor's
+// log viewer over real files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/http/http_server.hpp"
+#include "common/metrics/http_get.hpp"
+#include "supervisor/log_viewer.hpp"
+#include "ui/prometheus_text.hpp"
+#include "ui/topology_stats.hpp"
+
+namespace rstorm::ui {
+namespace {
+
+TEST(PrometheusText, ReadsSamplesLabelsAndTypes) {
+  const std::string text =
+      "# HELP rstorm_tuples_emitted_total Tuples emitted\n"
+      "# TYPE rstorm_tuples_emitted_total counter\n"
+      "rstorm_tuples_emitted_total{topology=\"wc\",component=\"split\",executor=\"5\"} 1234\n"
+      "rstorm_tuples_emitted_total{topology=\"wc\",component=\"a \\\"q\\\" b\",executor=\"6\"} 1e3\n"
+      "not a sample line\n"
+      "rstorm_up 1 1700000000000\n"
+      "rstorm_inf +Inf\n";
+  const PromParse p = parse_prometheus_text(text);
+  ASSERT_EQ(p.samples.size(), 4u);
+  EXPECT_EQ(p.malformed_lines, 1);
+  EXPECT_EQ(p.types.at("rstorm_tuples_emitted_total"), "counter");
+  EXPECT_EQ(p.samples[0].label("component"), "split");
+  EXPECT_DOUBLE_EQ(p.samples[0].value, 1234);
+  EXPECT_EQ(p.samples[1].label("component"), "a \"q\" b");
+  EXPECT_DOUBLE_EQ(p.samples[1].value, 1000);
+  EXPECT_EQ(p.samples[2].name, "rstorm_up");
+  EXPECT_TRUE(std::isinf(p.samples[3].value));
+}
+
+TEST(TopologyStats, SumsExecutorsLatencyPeersAndUserMetrics) {
+  const std::string worker_a =
+      "rstorm_tuples_emitted_total{topology=\"wc\",component=\"split\",executor=\"5\"} 100\n"
+      "rstorm_tuples_executed_total{topology=\"wc\",component=\"split\",executor=\"5\"} 10\n"
+      "rstorm_backpressure_wait_seconds_total{topology=\"wc\",component=\"split\",executor=\"5\"} 2\n"
+      "rstorm_receive_queue_depth_batches{topology=\"wc\",component=\"split\",executor=\"5\"} 7\n"
+      "rstorm_execute_latency_seconds_sum{topology=\"wc\",component=\"split\"} 0.5\n"
+      "rstorm_execute_latency_seconds_count{topology=\"wc\",component=\"split\"} 5\n"
+      "rstorm_transport_peer_tuples_sent_total{topology=\"wc\",peer=\"127.0.0.1:7001\"} 40\n"
+      "# TYPE sentence_words histogram\n"
+      "sentence_words_bucket{topology=\"wc\",component=\"split\",task=\"5\",le=\"4\"} 1\n"
+      "sentence_words_sum{topology=\"wc\",component=\"split\",task=\"5\"} 30\n"
+      "sentence_words_count{topology=\"wc\",component=\"split\",task=\"5\"} 6\n"
+      "# TYPE words_total counter\n"
+      "words_total{topology=\"wc\",component=\"split\",task=\"5\"} 99\n";
+  const std::string worker_b =
+      "rstorm_tuples_emitted_total{topology=\"wc\",component=\"split\",executor=\"6\"} 50\n"
+      "rstorm_execute_latency_seconds_sum{topology=\"wc\",component=\"split\"} 0.5\n"
+      "rstorm_execute_latency_seconds_count{topology=\"wc\",component=\"split\"} 5\n";
+  TopologySample s;
+  add_worker_metrics(worker_a, "127.0.0.1:7000", s);
+  add_worker_metrics(worker_b, "127.0.0.1:7001", s);
+  ASSERT_EQ(s.executors.size(), 2u);
+  const ExecutorCounters& e5 = s.executors.at({"split", 5});
+  EXPECT_DOUBLE_EQ(e5.emitted, 100);
+  EXPECT_DOUBLE_EQ(e5.executed, 10);
+  EXPECT_DOUBLE_EQ(e5.wait_seconds, 2);
+  EXPECT_DOUBLE_EQ(e5.queue_depth, 7);
+  EXPECT_DOUBLE_EQ(s.executors.at({"split", 6}).emitted, 50);
+  EXPECT_DOUBLE_EQ(s.latency.at("split").execute_sum, 1.0);
+  EXPECT_DOUBLE_EQ(s.latency.at("split").execute_count, 10);
+  EXPECT_DOUBLE_EQ((s.peer_sent.at({"127.0.0.1:7000", "127.0.0.1:7001"})), 40);
+  ASSERT_EQ(s.user.size(), 2u);
+  for (const auto& m : s.user) {
+    if (m.name == "sentence_words") {
+      EXPECT_EQ(m.type, "histogram");
+      EXPECT_DOUBLE_EQ(m.sum, 30);
+      EXPECT_DOUBLE_EQ(m.count, 6);
+    } else {
+      EXPECT_EQ(m.name, "words_total");
+      EXPECT_EQ(m.type, "counter");
+      EXPECT_DOUBLE_EQ(m.value, 99);
+    }
+    EXPECT_EQ(m.task, 5);
+  }
+}
+
+TopologySample at(Clock::time_point t, double emitted) {
+  TopologySample s;
+  s.time = t;
+  s.executors[{"spout", 1}].emitted = emitted;
+  return s;
+}
+
+TEST(TopologyStats, WindowsAreDifferencesOfSamples) {
+  StatsHistory history;
+  const auto t0 = Clock::now();
+  using std::chrono::seconds;
+  EXPECT_FALSE(history.window("t", 600, 10000).has_value());
+  history.record("t", at(t0, 1000));
+  // One sample and a topology older than the window: the counts since it started.
+  auto w = history.window("t", 600, 10000);
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->counts.executors.at({"spout", 1}).emitted, 1000);
+  EXPECT_DOUBLE_EQ(w->seconds, 10000);
+  history.record("t", at(t0 + seconds(300), 1600));
+  history.record("t", at(t0 + seconds(700), 2400));
+  // The last 600 s: from the sample at 300 s (the oldest within the window).
+  w = history.window("t", 600, 10000);
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->counts.executors.at({"spout", 1}).emitted, 800);
+  EXPECT_DOUBLE_EQ(w->seconds, 400);
+  // All time: the counters as they are.
+  w = history.window("t", 0, 10000);
+  EXPECT_DOUBLE_EQ(w->counts.executors.at({"spout", 1}).emitted, 2400);
+  // A topology younger than the window: since it started.
+  w = history.window("t", 10800, 700);
+  EXPECT_DOUBLE_EQ(w->counts.executors.at({"spout", 1}).emitted, 2400);
+  EXPECT_DOUBLE_EQ(w->seconds, 700);
+  // A restarted worker (counters went down) counts from zero.
+  history.record("t", at(t0 + seconds(800), 50));
+  w = history.window("t", 600, 10000);
+  EXPECT_DOUBLE_EQ(w->counts.executors.at({"spout", 1}).emitted, 50);
+  history.retain({});
+  EXPECT_FALSE(history.has("t"));
+}
+
+TEST(TopologyStats, OldSamplesAreThinned) {
+  StatsHistory history(std::chrono::hours(24), std::chrono::minutes(5));
+  const auto t0 = Clock::now();
+  for (int i = 0; i <= 720; ++i) history.record("t", at(t0 + std::chrono::seconds(5 * i), i));
+  // One hour of 5 s samples: the last 10 minutes kept whole, the 50 before thinned to one per 5 min.
+  auto w = history.window("t", 3000, 100000);
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->counts.executors.at({"spout", 1}).emitted, 600);
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    http::HttpServerOptions o;
+    o.name = "test";
+    auto s = http::HttpServer::start(
+        o,
+        [](const http::HttpRequest& r) {
+          if (r.path == "/throw") throw std::runtime_error("handler broke");
+          return http::HttpResponse::json("{\"path\":\"" + r.path + "\",\"q\":\"" + r.param("q") +
+                                          "\",\"method\":\"" + r.method + "\"}");
+        },
+        Logger::null());
+    ASSERT_TRUE(s.is_ok()) << s.status().message();
+    server_ = std::move(s).value();
+  }
+  std::unique_ptr<http::HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, DecodesPathAndQuery) {
+  auto r = metrics::http_get("127.0.0.1", server_->port(), "/a%20b?q=x%2By+z&other=1");
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "{\"path\":\"/a b\",\"q\":\"x+y z\",\"method\":\"GET\"}");
+}
+
+TEST_F(HttpServerTest, AHandlerThatThrowsAnswers500WithItsMessage) {
+  auto r = metrics::http_get("127.0.0.1", server_->port(), "/throw");
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->status, 500);
+  EXPECT_NE(r->body.find("handler broke"), std::string::npos) << r->body;
+}
+
+TEST(HttpServer, APortInUseIsNamed) {
+  http::HttpServerOptions o;
+  o.name = "first";
+  auto first = http::HttpServer::start(o, [](const http::HttpRequest&) { return http::HttpResponse(); },
+                                       Logger::null());
+  ASSERT_TRUE(first.is_ok());
+  o.name = "second";
+  o.port = (*first)->port();
+  auto second = http::HttpServer::start(o, [](const http::HttpRequest&) { return http::HttpResponse(); },
+                                        Logger::null());
+  ASSERT_FALSE(second.is_ok());
+  EXPECT_NE(second.status().message().find("second cannot listen on 127.0.0.1:" +
+                                           std::to_string(o.port)),
+            std::string::npos)
+      << second.status().message();
+}
+
+class LogViewerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("rstorm-logviewer-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_ / "workers" / "wc-1-6700");
+    std::ofstream(root_ / "workers" / "wc-1-6700" / "worker.log") << "0123456789abcdefghij";
+    std::ofstream(root_ / "secret.txt") << "not yours";
+    std::filesystem::create_symlink(root_ / "secret.txt", root_ / "workers" / "link.log");
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  http::HttpResponse get(const std::string& path, std::map<std::string, std::string> query) {
+    http::HttpRequest r;
+    r.method = "GET";
+    r.path = path;
+    r.query = std::move(query);
+    return supervisor::LogViewer(root_ / "workers").handle(r);
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(LogViewerTest, ServesSlicesOfAWorkerLog) {
+  auto r = get("/api/v1/log", {{"file", "wc-1-6700/worker.log"}, {"start", "5"}, {"length", "4"}});
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("\"content\":\"5678\""), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("\"size\":20"), std::string::npos) << r.body;
+  // Without start: the last `length` bytes.
+  r = get("/api/v1/log", {{"file", "wc-1-6700/worker.log"}, {"length", "3"}});
+  EXPECT_NE(r.body.find("\"content\":\"hij\""), std::string::npos) << r.body;
+  r = get("/log", {{"file", "wc-1-6700/worker.log"}, {"start", "0"}, {"length", "10"}});
+  EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(r.body.find("0123456789"), std::string::npos);
+  EXPECT_NE(r.body.find("Next"), std::string::npos);
+  r = get("/api/v1/logs", {});
+  EXPECT_NE(r.body.find("wc-1-6700/worker.log"), std::string::npos) << r.body;
+}
+
+TEST_F(LogViewerTest, RefusesPathsOutsideTheWorkerLogFolder) {
+  for (const std::string bad : {"../secret.txt", "/etc/passwd", "wc-1-6700/../../secret.txt",
+                                "link.log"}) {
+    auto r = get("/api/v1/log", {{"file", bad}});
+    EXPECT_EQ(r.status, 403) << bad << ": " << r.body;
+    EXPECT_NE(r.body.find("outside the worker log folder"), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(get("/api/v1/log", {{"file", "nope.log"}}).status, 404);
+  EXPECT_EQ(get("/api/v1/log", {}).status, 400);
+  auto r = get("/api/v1/log", {{"file", "wc-1-6700/worker.log"}, {"start", "-3"}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("parameter 'start'"), std::string::npos) << r.body;
+}
+
+}  // namespace
+}  // namespace rstorm::ui

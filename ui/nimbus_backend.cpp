@@ -1,0 +1,67 @@
+#include "ui/nimbus_backend.hpp"
+
+#include "common/metrics/http_get.hpp"
+
+namespace rstorm::ui {
+
+NimbusBackend::NimbusBackend(nimbus::NimbusClient::Options options) : options_(std::move(options)) {}
+
+template <typename F>
+auto NimbusBackend::with_client(F&& call) -> decltype(call(std::declval<nimbus::NimbusClient&>())) {
+  std::shared_ptr<nimbus::NimbusClient> client;
+  {
+    std::lock_guard lock(mutex_);
+    if (!client_) {
+      auto connected = nimbus::NimbusClient::connect(options_);
+      if (!connected) return connected.status();
+      client_ = std::shared_ptr<nimbus::NimbusClient>(std::move(connected).value());
+    }
+    client = client_;
+  }
+  auto result = call(*client);
+  if (!result.is_ok() && result.code() == ErrorCode::kUnavailable) {
+    std::lock_guard lock(mutex_);
+    if (client_ == client) client_.reset();
+  }
+  return result;
+}
+
+Result<thrift::ClusterSummary> NimbusBackend::cluster_info() {
+  return with_client([](nimbus::NimbusClient& c) { return c.cluster_info(); });
+}
+
+Result<thrift::TopologyInfo> NimbusBackend::topology_info(const std::string& id) {
+  return with_client([&](nimbus::NimbusClient& c) { return c.topology_info(id); });
+}
+
+Result<thrift::TopologyPlacement> NimbusBackend::placement(const std::string& id) {
+  return with_client([&](nimbus::NimbusClient& c) { return c.placement(id); });
+}
+
+Status NimbusBackend::activate(const std::string& name) {
+  return with_client([&](nimbus::NimbusClient& c) { return c.activate(name); });
+}
+
+Status NimbusBackend::deactivate(const std::string& name) {
+  return with_client([&](nimbus::NimbusClient& c) { return c.deactivate(name); });
+}
+
+Status NimbusBackend::kill(const std::string& name, std::optional<int> wait_secs) {
+  return with_client([&](nimbus::NimbusClient& c) { return c.kill_topology(name, wait_secs); });
+}
+
+Status NimbusBackend::rebalance(const std::string& name, const thrift::RebalanceOptions& options) {
+  return with_client([&](nimbus::NimbusClient& c) { return c.rebalance(name, options); });
+}
+
+Result<std::string> NimbusBackend::scrape(const std::string& host, int port) {
+  auto r = metrics::http_get(host, port, "/metrics", std::chrono::seconds(3));
+  if (!r) return Status(ErrorCode::kUnavailable, r.status().message());
+  if (r->status != 200) {
+    return Status(ErrorCode::kUnavailable, "http://" + host + ":" + std::to_string(port) +
+                                               "/metrics answered " + std::to_string(r->status));
+  }
+  return std::move(r->body);
+}
+
+}  // namespace rstorm::ui

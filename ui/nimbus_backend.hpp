@@ -1,0 +1,40 @@
+// NimbusBackend: the UI's facts from the leading nimbus (NimbusClient, which
+// finds and follows the leader) and its workers' /metrics over HTTP. A lost
+// connection is made again on the next request, so the UI outlives a nimbus
+// failover or restart.
+//
+// Thread contract: thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "nimbus/nimbus_client.hpp"
+#include "ui/ui_api.hpp"
+
+namespace rstorm::ui {
+
+class NimbusBackend final : public UiBackend {
+ public:
+  explicit NimbusBackend(nimbus::NimbusClient::Options options);
+
+  Result<thrift::ClusterSummary> cluster_info() override;
+  Result<thrift::TopologyInfo> topology_info(const std::string& id) override;
+  Result<thrift::TopologyPlacement> placement(const std::string& id) override;
+  Status activate(const std::string& name) override;
+  Status deactivate(const std::string& name) override;
+  Status kill(const std::string& name, std::optional<int> wait_secs) override;
+  Status rebalance(const std::string& name, const thrift::RebalanceOptions& options) override;
+  Result<std::string> scrape(const std::string& host, int port) override;
+
+ private:
+  // Runs `call` with a connected client; drops the client when nimbus is unreachable.
+  template <typename F>
+  auto with_client(F&& call) -> decltype(call(std::declval<nimbus::NimbusClient&>()));
+
+  const nimbus::NimbusClient::Options options_;
+  std::mutex mutex_;
+  std::shared_ptr<nimbus::NimbusClient> client_;  // guarded by mutex_
+};
+
+}  // namespace rstorm::ui
