@@ -14,6 +14,7 @@ PACKAGES=(
   libyaml-cpp-dev librocksdb-dev prometheus-cpp-dev libgtest-dev libgmock-dev
   libspdlog-dev libcli11-dev nlohmann-json3-dev libxxhash-dev libssl-dev
   prometheus default-jre-headless iproute2 procps curl clang file systemd
+  python3 chromium chromium-driver
 )
 BUILD_DIR=${RSTORM_BUILD_DIR:-build}
 JOBS=${RSTORM_JOBS:-2}
