@@ -58,13 +58,16 @@ int http_status_of(const Status& s) {
 
 HttpResponse error_of(const Status& s) { return HttpResponse::json_error(http_status_of(s), s.message()); }
 
-std::vector<std::string> split_path(const std::string& path) {
+// Splits the request's path as received, then decodes each part, so that a
+// component named "a/b" (sent as a%2Fb) stays one part.
+std::vector<std::string> split_path(const std::string& target) {
+  const std::string path = target.substr(0, target.find('?'));
   std::vector<std::string> parts;
   std::size_t i = 0;
   while (i < path.size()) {
     const std::size_t slash = path.find('/', i);
     const std::string part = path.substr(i, slash == std::string::npos ? std::string::npos : slash - i);
-    if (!part.empty()) parts.push_back(part);
+    if (!part.empty()) parts.push_back(http::percent_decode(part, false));
     if (slash == std::string::npos) break;
     i = slash + 1;
   }
@@ -361,7 +364,7 @@ HttpResponse UiApi::handle(const HttpRequest& request) {
 }
 
 HttpResponse UiApi::route(const HttpRequest& request) {
-  const std::vector<std::string> parts = split_path(request.path);
+  const std::vector<std::string> parts = split_path(request.target.empty() ? request.path : request.target);
   const bool api = parts.size() >= 2 && parts[0] == "api" && parts[1] == "v1";
   if (!api) {
     if (request.method != "GET" && request.method != "HEAD") {

@@ -309,6 +309,17 @@ TEST_F(UiClusterTest, ZActionsChangeTheTopologyAndCountsMatchMetrics) {
   ASSERT_EQ(r.status, 200) << r.text;
   ASSERT_TRUE(eventually([&] { return status_of("wc") == "ACTIVE"; }, 60s));
 
+  // Rebalance with Storm's body: split's two tasks into one executor.
+  r = post("/api/v1/topology/wc/rebalance/0", R"({"rebalanceOptions": {"executors": {"split": 1}}})");
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["topologyOperation"], "rebalance");
+  ASSERT_TRUE(eventually(
+      [&] {
+        Reply c = get("/api/v1/topology/wc/component/split");
+        return c.status == 200 && c.body["executorStats"].size() == 1 && status_of("wc") == "ACTIVE";
+      },
+      90s));
+
   r = post("/api/v1/topology/wc/kill/0");
   ASSERT_EQ(r.status, 200) << r.text;
   EXPECT_EQ(r.body["topologyOperation"], "kill");
