@@ -5,11 +5,16 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "command.hpp"
 #include "common/config_loader.hpp"
+#include "common/http/http_server.hpp"
 #include "common/metrics/prometheus_server.hpp"
+#include "local_ui.hpp"
 #include "rstorm/worker/local_runner.hpp"
 
 namespace {
@@ -27,6 +32,29 @@ struct LocalOptions {
   std::vector<std::string> overrides;
   int metrics_port = -1;
   bool prometheus = false;
+  bool ui = false;
+  int ui_port = 0;
+};
+
+// --ui: rstorm-ui's pages over this run, and the thread that samples /metrics.
+struct LocalUi {
+  std::unique_ptr<rstorm::cli::LocalUiBackend> backend;
+  std::unique_ptr<rstorm::ui::UiApi> api;
+  std::unique_ptr<rstorm::http::HttpServer> server;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::thread sampler;
+
+  ~LocalUi() {
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    if (sampler.joinable()) sampler.join();
+    if (server) server->stop();
+  }
 };
 
 int run(const LocalOptions& o) {
@@ -53,14 +81,54 @@ int run(const LocalOptions& o) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   options.interrupted = &g_interrupted;
-  options.metrics_port = o.metrics_port >= 0 ? o.metrics_port : (o.prometheus ? 0 : -1);
+  options.metrics_port = o.metrics_port >= 0 ? o.metrics_port : (o.prometheus || o.ui ? 0 : -1);
+  int metrics_port = -1;
+  if (o.ui) {
+    options.on_running = [&](rstorm::worker::TopologyRuntime& runtime, const rstorm::Topology& topology,
+                             const std::string& name) -> std::shared_ptr<void> {
+      auto ui = std::make_shared<LocalUi>();
+      ui->backend = std::make_unique<rstorm::cli::LocalUiBackend>(
+          runtime, topology, name, options.config, metrics_port, &g_interrupted);
+      rstorm::ui::UiOptions uo;
+      uo.metrics_port_offset = 0;  // the executors' "slot" is this process's /metrics port
+      ui->api = std::make_unique<rstorm::ui::UiApi>(*ui->backend, uo);
+      rstorm::http::HttpServerOptions so;
+      so.port = o.ui_port;
+      so.name = "rstorm local --ui";
+      auto* api = ui->api.get();
+      auto server = rstorm::http::HttpServer::start(
+          so, [api](const rstorm::http::HttpRequest& r) { return api->handle(r); },
+          rstorm::Logger::to_stderr("ui"));
+      if (!server.is_ok()) {
+        std::cerr << "rstorm local: no UI: " << server.status().message() << "\n";
+        return nullptr;
+      }
+      ui->server = std::move(server).value();
+      std::cout << "rstorm local: UI at " << ui->server->url() << "/" << std::endl;
+      ui->sampler = std::thread([raw = ui.get()] {
+        std::unique_lock lock(raw->mutex);
+        while (!raw->stopping) {
+          lock.unlock();
+          raw->api->sample_all();
+          lock.lock();
+          raw->wake.wait_for(lock, std::chrono::seconds(1), [raw] { return raw->stopping; });
+        }
+      });
+      return ui;
+    };
+  }
   // --prometheus: a real Prometheus server scraping this process, in its own
   // temporary directory, stopped (by pid) and removed when the run ends.
   std::unique_ptr<rstorm::metrics::PrometheusServer> prometheus;
   const auto prom_dir = std::filesystem::temp_directory_path() /
                         ("rstorm-local-prometheus-" + std::to_string(::getpid()));
+  auto port_of = [](const std::string& target) { return std::stoi(target.substr(target.rfind(':') + 1)); };
+  if (o.ui && !o.prometheus) {
+    options.on_metrics_ready = [&](const std::string& target) { metrics_port = port_of(target); };
+  }
   if (o.prometheus) {
     options.on_metrics_ready = [&](const std::string& target) {
+      metrics_port = port_of(target);
       rstorm::metrics::PrometheusServerOptions po;
       po.work_dir = prom_dir;
       po.static_targets = {target};
@@ -109,6 +177,10 @@ RSTORM_CLI_COMMAND("local", [](CLI::App& app, int& exit_code) {
   sub->add_flag("--prometheus", options->prometheus,
                 "Also start a Prometheus server (Debian's prometheus) on loopback scraping it, "
                 "and print its URL");
+  sub->add_flag("--ui", options->ui,
+                "Serve rstorm-ui's pages and REST API for this run on 127.0.0.1 and print the URL "
+                "(implies /metrics on a free port unless --metrics-port)");
+  sub->add_option("--ui-port", options->ui_port, "Port of --ui (default 0: a free port)");
   sub->add_option("-c", options->overrides, "Config override key=value (repeatable)")
       ->allow_extra_args(false);
   sub->callback([&exit_code, options] { exit_code = run(*options); });

@@ -243,33 +243,97 @@ class DevCluster:
                 self.proc.wait()
 
 
+class LocalRun:
+    """`rstorm local LIB --ui`: the same pages over a topology in one process; stopped by the UI's kill."""
+
+    def __init__(self, bin_dir, library, timeout):
+        import threading
+        self.lines = []
+        self.proc = subprocess.Popen([os.path.join(bin_dir, 'rstorm'), 'local', library, '--ui',
+                                      '--report-interval', '600'],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)
+        threading.Thread(target=self._read, daemon=True).start()
+        self.url = wait_for('rstorm local to print its UI address', self._started, timeout,
+                            lambda: ''.join(self.lines[-20:]))
+        print('rstorm local up, UI at %s' % self.url)
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def _started(self):
+        if self.proc.poll() is not None:
+            raise StepFailed('rstorm local exited: ' + ''.join(self.lines[-20:]))
+        ui = [l.split('UI at', 1)[1].strip() for l in self.lines if 'UI at' in l]
+        return ui[0].rstrip('/') if ui else None
+
+    def kill_through_ui(self, name, timeout):
+        req = urllib.request.Request('%s/api/v1/topology/%s/kill/0' % (self.url, urllib.parse.quote(name)),
+                                     data=b'', method='POST', headers={'X-Requested-By': 'browser-test'})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            body = json.loads(r.read())
+        if body.get('status') != 'success':
+            raise StepFailed('kill answered %r' % body)
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise StepFailed('rstorm local still runs after the UI killed its topology')
+        if code != 0:
+            raise StepFailed('rstorm local exited %d after the kill: %s' % (code, ''.join(self.lines[-10:])))
+        print('PASS 6 kill from the UI: rstorm local ended with exit code 0')
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--url', help='the UI, e.g. http://127.0.0.1:8080')
     ap.add_argument('--dev-cluster', metavar='BIN_DIR',
                     help='instead of --url: start `BIN_DIR/rstorm dev-cluster`, submit --topology-lib as '
                          '--topology, test its UI, and stop the cluster')
-    ap.add_argument('--topology-lib', help='the topology library to submit with --dev-cluster')
+    ap.add_argument('--local', metavar='BIN_DIR',
+                    help='instead of --url: run `BIN_DIR/rstorm local --topology-lib --ui`, test its UI '
+                         '(--topology is the library\'s topology name), then kill it from the UI')
+    ap.add_argument('--topology-lib', help='the topology library to submit with --dev-cluster or --local')
     ap.add_argument('--topology', required=True, help='name of a running topology')
     ap.add_argument('--screenshots', required=True, help='directory for the screenshots')
     ap.add_argument('--timeout', type=float, default=90, help='seconds each wait may take (default 90)')
     args = ap.parse_args()
-    if bool(args.url) == bool(args.dev_cluster) or (args.dev_cluster and not args.topology_lib):
-        ap.error('give --url, or --dev-cluster with --topology-lib')
+    if sum(map(bool, (args.url, args.dev_cluster, args.local))) != 1 or \
+            ((args.dev_cluster or args.local) and not args.topology_lib):
+        ap.error('give --url, or --dev-cluster or --local with --topology-lib')
     cluster = None
-    if args.dev_cluster:
+    if args.dev_cluster or args.local:
         for binary in (CHROMIUM, CHROMEDRIVER):
             if not os.access(binary, os.X_OK):
                 print('FAIL setup: %s is missing (apt-get install chromium chromium-driver)' % binary)
                 return 1
         try:
-            cluster = DevCluster(args.dev_cluster, args.topology_lib, args.topology, args.timeout)
+            if args.local:
+                cluster = LocalRun(args.local, args.topology_lib, args.timeout)
+            else:
+                cluster = DevCluster(args.dev_cluster, args.topology_lib, args.topology, args.timeout)
         except (StepFailed, OSError, subprocess.TimeoutExpired) as e:
             print('FAIL setup: %s' % e)
             return 1
         args.url = cluster.url
     try:
-        return run(args)
+        code = run(args)
+        if code == 0 and args.local:
+            try:
+                cluster.kill_through_ui(args.topology, args.timeout)
+            except (StepFailed, OSError, ValueError) as e:
+                print('FAIL 6 kill from the UI: %s' % e)
+                return 1
+        return code
     finally:
         if cluster:
             cluster.stop()

@@ -157,6 +157,8 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
     out << "rstorm local: metrics at " << metrics_server->url() << std::endl;
     if (options.on_metrics_ready) options.on_metrics_ready(metrics_server->target());
   }
+  std::shared_ptr<void> while_running;
+  if (options.on_running) while_running = options.on_running(*runtime, *topology, name);
   out << "rstorm local: running '" << name << "' from " << options.library_path << " ("
       << topology->components().size() << " components); "
       << (options.duration.count() > 0
@@ -216,6 +218,7 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
     previous_at = clock::now();
     next_report += options.report_interval;
   }
+  while_running.reset();
   runtime->deactivate();
   const auto kill_deadline = clock::now() + options.kill_wait;
   while (failure.empty() && runtime->in_flight() > 0 && clock::now() < kill_deadline) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 
@@ -17,6 +18,8 @@
 #include "rstorm/status.hpp"
 
 namespace rstorm::worker {
+
+class TopologyRuntime;
 
 struct LocalRunOptions {
   std::string library_path;
@@ -41,6 +44,12 @@ struct LocalRunOptions {
   std::string metrics_host = "127.0.0.1";
   // Called once /metrics listens, with its host:port (e.g. to start Prometheus).
   std::function<void(const std::string& target)> on_metrics_ready;
+  // Called once the topology runs (after on_metrics_ready), e.g. to serve a UI
+  // over it. What it returns is kept while the topology runs and released
+  // before the runtime stops, so that it may use `runtime` and `topology`.
+  std::function<std::shared_ptr<void>(TopologyRuntime& runtime, const Topology& topology,
+                                      const std::string& name)>
+      on_running;
 };
 
 // Fails (nothing run) when the library cannot be loaded or has no topology, the
