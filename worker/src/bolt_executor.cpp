@@ -174,8 +174,15 @@ void BoltExecutor::run() {
 }
 
 void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {
-  const bool sample = (++sample_counter_ & 31) == 0;
+  sample_state_ ^= sample_state_ << 13;
+  sample_state_ ^= sample_state_ >> 17;
+  sample_state_ ^= sample_state_ << 5;
+  const bool sample = (sample_state_ & 31) == 0;
   const std::int64_t start = sample ? now_ns() : 0;
+  // Time blocked on a full downstream queue inside execute is backpressure,
+  // counted apart (backpressure_wait_ns), not execute latency.
+  const std::uint64_t waited_before =
+      sample ? stats_.backpressure_wait_ns.load(std::memory_order_relaxed) : 0;
   try {
     task.bolt->execute(input);
   } catch (const std::exception& e) {
@@ -189,8 +196,11 @@ void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {
   }
   bump(tick ? stats_.ticks : stats_.executed);
   if (sample) {
+    const std::uint64_t elapsed = static_cast<std::uint64_t>(now_ns() - start);
+    const std::uint64_t waited =
+        stats_.backpressure_wait_ns.load(std::memory_order_relaxed) - waited_before;
     record_latency(stats_.execute_ns, stats_.execute_samples, stats_.execute_latency,
-                   static_cast<std::uint64_t>(now_ns() - start));
+                   elapsed > waited ? elapsed - waited : 0);
   }
 }
 

@@ -120,7 +120,7 @@ void collect_executor_metrics(metrics::Snapshot& out, const std::string& topolog
                     l.counts.data(), static_cast<double>(l.sum_ns) / kNsPerSecond);
     } else {
       out.histogram("rstorm_execute_latency_seconds",
-                    "Bolts: time in execute(), sampled one execute in 32", labels, bounds,
+                    "Bolts: time in execute() less waits on full queues, one execute in 32 at random", labels, bounds,
                     l.counts.data(), static_cast<double>(l.sum_ns) / kNsPerSecond);
     }
   }
