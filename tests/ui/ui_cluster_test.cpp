@@ -233,6 +233,28 @@ TEST_F(UiClusterTest, ComponentPageListsExecutorsWithLogLinksThatWork) {
   }, 60s)) << r.text;
 }
 
+TEST_F(UiClusterTest, AnUnschedulableTopologyShowsTheSchedulersExplanation) {
+  // Each executor fits a node, the whole does not fit the cluster (2 x 4096 MB):
+  // three ackers of 3000 MB.
+  auto submitted = run_cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "huge", "-c",
+                            "topology.acker.executors=3", "-c",
+                            "topology.acker.resources.onheap.memory.mb=3000", "-c",
+                            "topology.worker.max.heap.size.mb=4000", "--config",
+                            cluster_->client_config().string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  Reply r;
+  ASSERT_TRUE(eventually([&] { return status_of("huge") == "UNSCHEDULABLE"; }, 60s));
+  r = get("/api/v1/topology/huge/placement");
+  ASSERT_EQ(r.status, 200) << r.text;
+  ASSERT_TRUE(r.body["unschedulable"].is_string()) << r.text;
+  EXPECT_NE(r.body["unschedulable"].get<std::string>().find("MB"), std::string::npos) << r.text;
+  r = get("/api/v1/topology/huge");
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["schedulerInfo"], r.body["statusReason"]);
+  EXPECT_EQ(post("/api/v1/topology/huge/kill/0").status, 200);
+  ASSERT_TRUE(eventually([&] { return get("/api/v1/topology/huge").status == 404; }, 60s));
+}
+
 TEST_F(UiClusterTest, WorkersList) {
   Reply r = get("/api/v1/topology-workers/wc");
   ASSERT_EQ(r.status, 200);
