@@ -1,8 +1,8 @@
 # Debian packages with CPack, from an ordinary build folder (no second build):
 #   cmake --build build --target package      (or: cd build && cpack -G DEB)
 # writes build/packages/rstorm_<version>_<arch>.deb (the runtime: CLI, daemons,
-# librstorm-api, /etc/rstorm/rstorm.yaml, systemd units for rstorm-nimbus and
-# rstorm-supervisor running as the system user `rstorm` with their state in
+# librstorm-api, /etc/rstorm/rstorm.yaml, systemd units for rstorm-nimbus,
+# rstorm-supervisor and rstorm-ui running as the system user `rstorm` with their state in
 # /var/lib/rstorm and their logs in the journal) and rstorm-dev_<version>_<arch>.deb
 # (headers, the CMake package, the examples' sources). Dependencies come from
 # dpkg-shlibdeps. The packages install under /usr; binaries are stripped.
@@ -15,6 +15,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/deb/rstorm.yaml
         DESTINATION /etc/rstorm COMPONENT deb EXCLUDE_FROM_ALL)
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/deb/rstorm-nimbus.service
               ${PROJECT_SOURCE_DIR}/packaging/deb/rstorm-supervisor.service
+              ${PROJECT_SOURCE_DIR}/packaging/deb/rstorm-ui.service
         DESTINATION /lib/systemd/system COMPONENT deb EXCLUDE_FROM_ALL)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
         DESTINATION /usr/share/doc/rstorm COMPONENT deb EXCLUDE_FROM_ALL)

@@ -43,7 +43,7 @@ while (($#)); do
 done
 warm=8 fill_secs=45  # seconds of traffic before the kill; seconds of input (rate x this)
 if ((short)); then runs=1 kinds=worker warm=5 fill_secs=15; fi
-for b in rstorm rstorm-nimbus rstorm-supervisor rstorm-worker; do
+for b in rstorm rstorm-nimbus rstorm-supervisor rstorm-worker rstorm-ui; do
   [ -x "$build/bin/$b" ] || { echo "run.sh: no $build/bin/$b: build it first" >&2; exit 2; }
 done
 [ -f "$build/lib/libword_count.so" ] || { echo "run.sh: no $build/lib/libword_count.so" >&2; exit 2; }
@@ -52,7 +52,7 @@ bench_start=$(date +%s)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rstorm-chaos.XXXXXX")
 snap=$tmp/snap
 mkdir -p "$snap/bin" "$snap/lib"
-cp "$build"/bin/{rstorm,rstorm-nimbus,rstorm-supervisor,rstorm-worker} "$snap/bin/" &&
+cp "$build"/bin/{rstorm,rstorm-nimbus,rstorm-supervisor,rstorm-worker,rstorm-ui} "$snap/bin/" &&
   cp -P "$build"/lib/librstorm-api.so* "$build"/lib/libword_count.so "$snap/lib/" ||
   { echo "run.sh: copying the binaries failed" >&2; exit 2; }
 # The binaries' RUNPATH names the build tree; LD_LIBRARY_PATH wins over it, and dev-cluster,
@@ -94,7 +94,7 @@ start_cluster() {
 }
 
 # Processes of this work dir still running (pid and command line).
-work_processes() { pgrep -af -- "$work/" | grep -E "^[0-9]+ ($snap/bin/rstorm-(worker|supervisor|nimbus) |[^ ]*java .*zookeeper)"; }
+work_processes() { pgrep -af -- "$work/" | grep -E "^[0-9]+ ($snap/bin/rstorm-(worker|supervisor|nimbus|ui) |[^ ]*java .*zookeeper)"; }
 
 # stop_cluster [quiet]: Ctrl-C to dev-cluster, then lists whatever of the work dir is left.
 stop_cluster() {

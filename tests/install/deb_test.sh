@@ -51,6 +51,7 @@ ok "fields: rstorm $version depends on $(tr ',' '\n' <<<"$depends" | wc -l) pack
 dpkg-deb --contents "$rt" | awk '{ print $6 }' >"$tmp/rt.list"
 dpkg-deb --contents "$dev" | awk '{ print $6 }' >"$tmp/dev.list"
 for f in ./usr/bin/rstorm ./usr/bin/rstorm-nimbus ./usr/bin/rstorm-supervisor ./usr/bin/rstorm-worker \
+         ./usr/bin/rstorm-ui ./lib/systemd/system/rstorm-ui.service \
          ./etc/rstorm/rstorm.yaml ./lib/systemd/system/rstorm-nimbus.service \
          ./lib/systemd/system/rstorm-supervisor.service ./usr/share/rstorm/defaults.yaml \
          ./usr/share/rstorm/grafana/rstorm-dashboard.json ./usr/share/rstorm/prometheus/prometheus.yml; do
