@@ -5,10 +5,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "command.hpp"
 #include "common/config_loader.hpp"
@@ -36,25 +33,13 @@ struct LocalOptions {
   int ui_port = 0;
 };
 
-// --ui: rstorm-ui's pages over this run, and the thread that samples /metrics.
+// --ui: rstorm-ui's pages over this run, sampled every second. Members are
+// destroyed in reverse: the sampler and the server stop before the API goes.
 struct LocalUi {
   std::unique_ptr<rstorm::cli::LocalUiBackend> backend;
   std::unique_ptr<rstorm::ui::UiApi> api;
   std::unique_ptr<rstorm::http::HttpServer> server;
-  std::mutex mutex;
-  std::condition_variable wake;
-  bool stopping = false;
-  std::thread sampler;
-
-  ~LocalUi() {
-    {
-      std::lock_guard lock(mutex);
-      stopping = true;
-    }
-    wake.notify_all();
-    if (sampler.joinable()) sampler.join();
-    if (server) server->stop();
-  }
+  std::unique_ptr<rstorm::ui::UiSampler> sampler;
 };
 
 int run(const LocalOptions& o) {
@@ -105,15 +90,7 @@ int run(const LocalOptions& o) {
       }
       ui->server = std::move(server).value();
       std::cout << "rstorm local: UI at " << ui->server->url() << "/" << std::endl;
-      ui->sampler = std::thread([raw = ui.get()] {
-        std::unique_lock lock(raw->mutex);
-        while (!raw->stopping) {
-          lock.unlock();
-          raw->api->sample_all();
-          lock.lock();
-          raw->wake.wait_for(lock, std::chrono::seconds(1), [raw] { return raw->stopping; });
-        }
-      });
+      ui->sampler = std::make_unique<rstorm::ui::UiSampler>(*ui->api, std::chrono::seconds(1));
       return ui;
     };
   }

@@ -2,7 +2,6 @@
 
 #include <thread>
 
-#include "common/metrics/http_get.hpp"
 #include "nimbus/topology_structure.hpp"
 #include "rstorm/worker/topology_runtime.hpp"
 
@@ -169,25 +168,22 @@ Result<thrift::TopologyPlacement> LocalUiBackend::placement(const std::string& i
   return out;
 }
 
-Status LocalUiBackend::activate(const std::string& name) {
-  if (Status s = check(name); !s) return s;
-  std::lock_guard lock(mutex_);
-  if (status_ == thrift::TopologyStatus::KILLED) {
-    return Status(ErrorCode::kInvalidArgument, "topology '" + name + "' is being killed");
-  }
-  runtime_.activate();
-  status_ = thrift::TopologyStatus::ACTIVE;
-  return Status::ok();
-}
+Status LocalUiBackend::activate(const std::string& name) { return set_active(name, true); }
 
-Status LocalUiBackend::deactivate(const std::string& name) {
+Status LocalUiBackend::deactivate(const std::string& name) { return set_active(name, false); }
+
+Status LocalUiBackend::set_active(const std::string& name, bool active) {
   if (Status s = check(name); !s) return s;
   std::lock_guard lock(mutex_);
   if (status_ == thrift::TopologyStatus::KILLED) {
     return Status(ErrorCode::kInvalidArgument, "topology '" + name + "' is being killed");
   }
-  runtime_.deactivate();
-  status_ = thrift::TopologyStatus::INACTIVE;
+  if (active) {
+    runtime_.activate();
+  } else {
+    runtime_.deactivate();
+  }
+  status_ = active ? thrift::TopologyStatus::ACTIVE : thrift::TopologyStatus::INACTIVE;
   return Status::ok();
 }
 
@@ -210,9 +206,7 @@ Status LocalUiBackend::rebalance(const std::string& name, const thrift::Rebalanc
 }
 
 Result<std::string> LocalUiBackend::scrape(const std::string& host, int port) {
-  auto r = metrics::http_get(host, port, "/metrics", std::chrono::seconds(3));
-  if (!r) return Status(ErrorCode::kUnavailable, r.status().message());
-  return std::move(r->body);
+  return ui::scrape_worker_metrics(host, port);
 }
 
 }  // namespace rstorm::cli

@@ -39,6 +39,7 @@ class LocalUiBackend final : public ui::UiBackend {
 
  private:
   Status check(const std::string& id) const;
+  Status set_active(const std::string& name, bool active);
   thrift::TopologySummary summary() const;
 
   worker::TopologyRuntime& runtime_;

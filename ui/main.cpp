@@ -7,10 +7,7 @@
 //   rstorm-ui [--config rstorm.yaml] [-c key=value]...
 #include <signal.h>
 
-#include <condition_variable>
 #include <iostream>
-#include <mutex>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -74,28 +71,12 @@ int main(int argc, char** argv) {
               nimbus_options.seeds.front().to_string());
 
   // Samples the workers' /metrics for the windowed figures.
-  std::mutex mutex;
-  std::condition_variable wake;
-  bool stopping = false;
-  std::thread sampler([&] {
-    std::unique_lock lock(mutex);
-    while (!stopping) {
-      lock.unlock();
-      api.sample_all();
-      lock.lock();
-      wake.wait_for(lock, interval, [&] { return stopping; });
-    }
-  });
+  auto sampler = std::make_unique<rstorm::ui::UiSampler>(api, interval);
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   logger.info("signal {}: stopping", signal_number);
-  {
-    std::lock_guard lock(mutex);
-    stopping = true;
-  }
-  wake.notify_all();
-  sampler.join();
+  sampler.reset();
   (*server)->stop();
   return 0;
 }

@@ -1,7 +1,5 @@
 #include "ui/nimbus_backend.hpp"
 
-#include "common/metrics/http_get.hpp"
-
 namespace rstorm::ui {
 
 NimbusBackend::NimbusBackend(nimbus::NimbusClient::Options options) : options_(std::move(options)) {}
@@ -55,13 +53,7 @@ Status NimbusBackend::rebalance(const std::string& name, const thrift::Rebalance
 }
 
 Result<std::string> NimbusBackend::scrape(const std::string& host, int port) {
-  auto r = metrics::http_get(host, port, "/metrics", std::chrono::seconds(3));
-  if (!r) return Status(ErrorCode::kUnavailable, r.status().message());
-  if (r->status != 200) {
-    return Status(ErrorCode::kUnavailable, "http://" + host + ":" + std::to_string(port) +
-                                               "/metrics answered " + std::to_string(r->status));
-  }
-  return std::move(r->body);
+  return scrape_worker_metrics(host, port);
 }
 
 }  // namespace rstorm::ui

@@ -103,9 +103,10 @@ class StatsHistory {
   void retain(const std::set<std::string>& live);
 
   // The figures for the last `window_secs` (0: all time) of a topology that
-  // has run `uptime_secs`. When the topology is younger than the window the
-  // counts are since it started; when the history is shorter, they cover
-  // the history. nullopt before the first sample.
+  // has run `uptime_secs`. When the topology is younger than the window, or
+  // there is no older sample than the newest, the counts are since it
+  // started; when the history is shorter than the window, they cover the
+  // history. nullopt before the first sample.
   std::optional<WindowStats> window(const std::string& topology_id, std::int64_t window_secs,
                                     std::int64_t uptime_secs) const;
 

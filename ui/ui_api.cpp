@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "common/metrics/http_get.hpp"
 #include "ui/ui_assets.hpp"
 
 namespace rstorm::ui {
@@ -14,6 +15,7 @@ namespace rstorm::ui {
 using http::HttpRequest;
 using http::HttpResponse;
 using json = nlohmann::json;
+using metrics::url_encode;
 
 namespace {
 
@@ -72,21 +74,6 @@ std::vector<std::string> split_path(const std::string& target) {
     i = slash + 1;
   }
   return parts;
-}
-
-std::string url_encode(const std::string& value) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 json yaml_to_json(const YAML::Node& node) {
@@ -416,6 +403,36 @@ std::optional<WindowStats> UiApi::stats(const thrift::TopologyInfo& info, std::i
                                         }));
   }
   return history_.window(id, window_secs, info.summary.uptime_secs);
+}
+
+Result<std::string> scrape_worker_metrics(const std::string& host, int port) {
+  auto r = metrics::http_get(host, port, "/metrics", std::chrono::seconds(3));
+  if (!r) return Status(ErrorCode::kUnavailable, r.status().message());
+  if (r->status != 200) {
+    return Status(ErrorCode::kUnavailable, "http://" + host + ":" + std::to_string(port) +
+                                               "/metrics answered " + std::to_string(r->status));
+  }
+  return std::move(r->body);
+}
+
+UiSampler::UiSampler(UiApi& api, std::chrono::milliseconds interval)
+    : thread_([this, &api, interval] {
+        std::unique_lock lock(mutex_);
+        while (!stopping_) {
+          lock.unlock();
+          api.sample_all();
+          lock.lock();
+          wake_.wait_for(lock, interval, [this] { return stopping_; });
+        }
+      }) {}
+
+UiSampler::~UiSampler() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
 }
 
 void UiApi::sample_all() {

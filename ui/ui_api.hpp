@@ -3,14 +3,17 @@
 // cluster. See API.md for every path and field.
 //
 // Thread contract: handle() is thread-safe (the HTTP server's threads call it);
-// sample_all() runs on one sampling thread.
+// sample_all() runs on one sampling thread (UiSampler).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "common/http/http_server.hpp"
 #include "common/status.hpp"
@@ -65,5 +68,25 @@ class UiApi {
   const UiOptions options_;
   StatsHistory history_;
 };
+
+// Runs UiApi::sample_all every `interval` on a thread of its own, from
+// construction until destruction (which wakes and joins it).
+class UiSampler {
+ public:
+  UiSampler(UiApi& api, std::chrono::milliseconds interval);
+  ~UiSampler();
+  UiSampler(const UiSampler&) = delete;
+  UiSampler& operator=(const UiSampler&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mutex_
+  std::thread thread_;     // last: starts once the rest is built
+};
+
+// GET http://host:port/metrics with a 3 s timeout; kUnavailable naming the URL
+// when it cannot be read or does not answer 200.
+Result<std::string> scrape_worker_metrics(const std::string& host, int port);
 
 }  // namespace rstorm::ui
