@@ -475,6 +475,53 @@ TEST_F(ClusterTest, RebalanceChangesAComponentsExecutorsLiveAndLeavesOtherWorker
       << d.output;
 }
 
+// A windowed bolt's late tuples cross workers to their consumer (Storm 2.8
+// cannot serialize them): clicks out of order by far more than the lag, the
+// late stream's consumer in another worker than a counter; every click is
+// acked, none fails.
+TEST_F(ClusterTest, LateTuplesOfAWindowedBoltReachAConsumerInAnotherWorkerAndAreAcked) {
+  start_cluster();
+  constexpr int kClicks = 4000;
+  auto r = cli({"submit", RSTORM_TOP_WORDS_LIB, "--name", "tw", "--wait", "-c",
+                "topwords.events.limit=" + std::to_string(kClicks), "-c", "topwords.disorder.ms=3000",
+                "-c", "topwords.print=false", "-c", "topology.bolts.watermark.idle.timeout.ms=1000",
+                "-c", "topology.bolts.watermark.event.interval.ms=50",
+                // Three executors of 128 MB per worker: more than one worker.
+                "-c", "topology.worker.max.heap.size.mb=400"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
+  std::set<std::pair<std::string, int>> late_slots, count_slots;
+  for (const auto& e : a->executors) {
+    if (e.executor.component == "late") late_slots.insert({e.slot.node_id, e.slot.port});
+    if (e.executor.component == "count") count_slots.insert({e.slot.node_id, e.slot.port});
+  }
+  ASSERT_EQ(late_slots.size(), 1u);
+  ASSERT_TRUE(count_slots.size() > 1 || count_slots != late_slots)
+      << "the late stream's consumer shares the only worker of the counters";
+  auto component_total = [&](const std::string& component, const std::string& counter) {
+    std::uint64_t total = 0;
+    std::set<std::pair<std::string, int>> slots;
+    for (const auto& e : a->executors) slots.insert({e.slot.node_id, e.slot.port});
+    for (const auto& [node, port] : slots) {
+      auto beat = heartbeat(node, a->topology_id, port);
+      if (beat && beat->components.count(component)) total += beat->components[component][counter];
+    }
+    return total;
+  };
+  std::string seen;
+  EXPECT_TRUE(eventually([&] {
+    const auto acked = component_total("clicks", "acked");
+    seen = "clicks acked " + std::to_string(acked) + ", failed " +
+           std::to_string(component_total("clicks", "failed")) + ", late executed " +
+           std::to_string(component_total("late", "executed"));
+    return acked == static_cast<std::uint64_t>(kClicks);
+  })) << seen;
+  EXPECT_EQ(component_total("clicks", "failed"), 0u) << seen;
+  EXPECT_GT(component_total("late", "executed"), 0u) << seen;
+  EXPECT_EQ(component_total("count", "executed"), static_cast<std::uint64_t>(kClicks)) << seen;
+}
+
 TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
   start_cluster();
   submit_word_count();

@@ -13,6 +13,7 @@ SpoutOutputCollector::~SpoutOutputCollector() = default;
 OutputCollector::~OutputCollector() = default;
 Spout::~Spout() = default;
 Bolt::~Bolt() = default;
+TimedBolt::~TimedBolt() = default;
 BasicBolt::~BasicBolt() = default;
 
 namespace {

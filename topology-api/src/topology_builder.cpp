@@ -4,6 +4,7 @@
 #include <set>
 
 #include "topology_validation.hpp"
+#include "window_settings.hpp"
 
 namespace rstorm {
 
@@ -42,6 +43,16 @@ BoltDeclarer TopologyBuilder::set_bolt(std::string id, BasicBoltFactory factory,
   return BoltDeclarer(c);
 }
 
+WindowedBoltDeclarer TopologyBuilder::set_bolt(std::string id, WindowedBoltFactory factory,
+                                               int parallelism) {
+  auto* c = add(std::move(id), ComponentKind::kBolt, parallelism);
+  c->windowed = true;
+  if (factory) {
+    c->bolt = [f = std::move(factory)]() { return adapt_windowed_bolt(f()); };
+  }
+  return WindowedBoltDeclarer(c);
+}
+
 namespace {
 
 // Makes one instance to ask it for its streams. Problems go to `problems`.
@@ -78,6 +89,43 @@ void declare_streams(detail::PendingComponent& c, std::vector<std::string>& prob
   }
 }
 
+// Checks a windowed bolt's settings and declares its late tuple stream with
+// the fields of its input streams (which must agree).
+void declare_window(TopologySpec& spec, const std::string& id, std::vector<std::string>& problems) {
+  ComponentSpec* c = nullptr;
+  for (auto& comp : spec.components) {
+    if (comp.id == id) c = &comp;
+  }
+  if (c == nullptr) return;
+  auto settings = read_window_settings(c->config, id, problems);
+  if (!settings || settings->late_stream.empty()) return;
+  if (c->find_stream(settings->late_stream) != nullptr) {
+    problems.push_back("windowed bolt '" + id + "' declares its late tuple stream '" +
+                       settings->late_stream +
+                       "' itself; the builder declares it with the input's fields");
+    return;
+  }
+  const Fields* fields = nullptr;
+  std::string first_input;
+  for (const auto& in : c->inputs) {
+    const ComponentSpec* from = spec.find(in.component);
+    const StreamSpec* stream = from == nullptr ? nullptr : from->find_stream(in.stream);
+    if (stream == nullptr) continue;  // validate_topology names it
+    if (fields == nullptr) {
+      fields = &stream->fields;
+      first_input = in.component + ":" + in.stream;
+    } else if (!(*fields == stream->fields)) {
+      problems.push_back("windowed bolt '" + id + "': its late tuple stream '" +
+                         settings->late_stream + "' carries its inputs' fields, but " +
+                         first_input + " and " + in.component + ":" + in.stream +
+                         " have different fields");
+      return;
+    }
+  }
+  if (fields == nullptr) return;
+  c->streams.push_back(StreamSpec{settings->late_stream, *fields, false});
+}
+
 }  // namespace
 
 api::Result<Topology> TopologyBuilder::build() const {
@@ -103,6 +151,9 @@ api::Result<Topology> TopologyBuilder::build() const {
   }
   std::sort(spec.components.begin(), spec.components.end(),
             [](const ComponentSpec& a, const ComponentSpec& b) { return a.id < b.id; });
+  for (const auto& pending : components_) {
+    if (pending->windowed) declare_window(spec, pending->spec.id, problems);
+  }
   validate_topology(spec, problems);
   if (!problems.empty()) return api::Status::errors(std::move(problems));
   return Topology(std::move(spec), std::move(spouts), std::move(bolts));

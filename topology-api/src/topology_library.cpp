@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include "window_settings.hpp"
+
 namespace rstorm {
 
 LoadedTopology::LoadedTopology(std::string path, std::string name, std::shared_ptr<void> handle,
@@ -13,6 +15,9 @@ api::Result<Topology> LoadedTopology::build(const Config& config) const {
   api::Result<Topology> out = api::Status::error("topology library '" + path_ + "' built nothing");
   build_(&config, &out);
   if (!out.ok()) return out;
+  std::vector<std::string> problems;
+  check_windows_against(out->spec(), config, problems);
+  if (!problems.empty()) return api::Status::errors(std::move(problems));
   out->keep_alive(handle_);
   return out;
 }

@@ -1,10 +1,15 @@
 #include "rstorm/worker/bolt_executor.hpp"
 
+#include <algorithm>
+
 namespace rstorm::worker {
 
 struct BoltExecutor::Task {
   TaskId id;
   std::unique_ptr<Bolt> bolt;
+  TimedBolt* timed = nullptr;  // the bolt, when it asked for a timer
+  std::int64_t timer_period_ns = 0;
+  std::int64_t next_timer_ns = 0;
   std::unique_ptr<TopologyContext> context;
   std::unique_ptr<Collector> collector;
 };
@@ -24,7 +29,9 @@ class BoltExecutor::Collector final : public OutputCollector {
     for (std::size_t i = 0; i < n; ++i) {
       Tuple& t = em.begin_tuple(targets[i], &route.info, task_,
                                 values, i + 1 == n);
-      if (acking) {
+      if (acking && num_anchors > kFewAnchors) {
+        anchor_many(t, anchors, num_anchors, em);
+      } else if (acking) {
         for (std::size_t a = 0; a < num_anchors; ++a) {
           const MessageAnchors& roots = anchors[a]->anchors();
           if (roots.empty()) continue;
@@ -38,6 +45,30 @@ class BoltExecutor::Collector final : public OutputCollector {
       em.commit();
     }
     bump(ex_.stats_.transferred, n);
+  }
+
+  // Anchors `t` to many tuples (a window's): the roots gathered, sorted and
+  // merged once instead of one scan of t's anchors per root.
+  void anchor_many(Tuple& t, const Tuple* const* anchors, std::size_t num_anchors, Emitter& em) {
+    scratch_.clear();
+    for (std::size_t a = 0; a < num_anchors; ++a) {
+      const MessageAnchors& roots = anchors[a]->anchors();
+      if (roots.empty()) continue;
+      const std::uint64_t edge = em.next_id();
+      anchors[a]->xor_ack_val(edge);
+      for (std::size_t r = 0; r < roots.size(); ++r) scratch_.push_back({roots[r].root, edge});
+    }
+    std::sort(scratch_.begin(), scratch_.end(),
+              [](const AnchorEntry& x, const AnchorEntry& y) { return x.root < y.root; });
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < scratch_.size(); ++i) {
+      if (out > 0 && scratch_[out - 1].root == scratch_[i].root) {
+        scratch_[out - 1].edge ^= scratch_[i].edge;
+      } else {
+        scratch_[out++] = scratch_[i];
+      }
+    }
+    t.mutable_anchors().assign_distinct(scratch_.data(), out);
   }
 
   void ack(const Tuple& input) override {
@@ -70,8 +101,12 @@ class BoltExecutor::Collector final : public OutputCollector {
   }
 
  private:
+  // Above this many anchors, emit_to gathers their roots (anchor_many).
+  static constexpr std::size_t kFewAnchors = 8;
+
   BoltExecutor& ex_;
   TaskId task_;
+  std::vector<AnchorEntry> scratch_;
 };
 
 BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
@@ -90,6 +125,7 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                                                    t->id.value - c.tasks.front().value,
                                                    env.plan->layout, env.plan->user_metrics);
     t->collector = std::make_unique<Collector>(*this, t->id);
+    if (dynamic_cast<TimedBolt*>(t->bolt.get()) != nullptr) has_timed_bolt_ = true;
     tasks_.push_back(std::move(t));
   }
 }
@@ -111,6 +147,16 @@ bool BoltExecutor::prepare_tasks() {
       report_fatal(t->id, "prepare threw a non-standard exception");
       return false;
     }
+  }
+  for (auto& t : tasks_) {
+    auto* timed = dynamic_cast<TimedBolt*>(t->bolt.get());
+    if (timed == nullptr) continue;
+    const std::int64_t period = std::chrono::nanoseconds(timed->timer_period()).count();
+    if (period <= 0) continue;
+    t->timed = timed;
+    t->timer_period_ns = period;
+    t->next_timer_ns = now_ns() + period;
+    timed_tasks_.push_back(t.get());
   }
   prepared_ = true;
   mark_ready();
@@ -163,11 +209,23 @@ void BoltExecutor::run() {
       send_ticks();
       work = true;
     }
+    std::int64_t deadline = tick_period_ns_ > 0 ? next_tick_ns_ : 0;
+    if (!timed_tasks_.empty()) {
+      const std::int64_t now = now_ns();
+      for (Task* t : timed_tasks_) {
+        if (now >= t->next_timer_ns) {
+          run_timer(*t);
+          t->next_timer_ns = now + t->timer_period_ns;
+          work = true;
+        }
+        if (deadline == 0 || t->next_timer_ns < deadline) deadline = t->next_timer_ns;
+      }
+    }
     transfer_.flush();
     if (work) {
       idle_.reset();
     } else {
-      idle_.idle(queue_, tick_period_ns_ > 0 ? next_tick_ns_ : 0);
+      idle_.idle(queue_, deadline);
     }
   }
   cleanup_tasks();
@@ -201,6 +259,16 @@ void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {
         stats_.backpressure_wait_ns.load(std::memory_order_relaxed) - waited_before;
     record_latency(stats_.execute_ns, stats_.execute_samples, stats_.execute_latency,
                    elapsed > waited ? elapsed - waited : 0);
+  }
+}
+
+void BoltExecutor::run_timer(Task& task) {
+  try {
+    task.timed->on_timer();
+  } catch (const std::exception& e) {
+    report_error(task.id, std::string("on_timer threw: ") + e.what());
+  } catch (...) {
+    report_error(task.id, "on_timer threw a non-standard exception");
   }
 }
 

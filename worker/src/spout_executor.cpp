@@ -14,6 +14,9 @@ struct SpoutExecutor::Task {
   // With topology.max.spout.pending null: the adaptive bound on `pending`.
   double limit = SpoutExecutor::kInitialPendingLimit;
   std::int64_t last_decrease_ns = 0;
+  // The last tree completed, or the bound last raised for want of one
+  // (window_starve); 0 until the bound is first reached.
+  std::int64_t last_progress_ns = 0;
 };
 
 class SpoutExecutor::Collector final : public SpoutOutputCollector {
@@ -83,7 +86,14 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                              std::vector<std::unique_ptr<Spout>> spouts, std::uint64_t seed)
     : Executor(env, plan, Transfer::Mode::kNonBlocking, env.plan->settings.spout_wait_park, seed),
       timeout_ns_(std::chrono::nanoseconds(env.plan->settings.message_timeout).count()),
-      latency_target_ns_(timeout_ns_ / 2),
+      // Half the timeout is left for queues, beyond what windows hold trees.
+      latency_target_ns_(
+          (timeout_ns_ + std::min(timeout_ns_, std::chrono::nanoseconds(
+                                                   env.plan->settings.window_hold)
+                                                   .count())) /
+          2),
+      min_limit_(std::max(1.0, env.plan->settings.window_min_pending)),
+      starve_ns_(std::chrono::nanoseconds(env.plan->settings.window_starve).count()),
       adaptive_(env.plan->settings.max_spout_pending == 0 && env.plan->acking()),
       burst_(env.plan->settings.batch_size) {
   sweep_period_ns_ = std::clamp<std::int64_t>(timeout_ns_ / 10, 100'000'000, 1'000'000'000);
@@ -96,11 +106,13 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                                                    t->id.value - c.tasks.front().value,
                                                    env.plan->layout, env.plan->user_metrics);
     t->collector = std::make_unique<Collector>(*this, static_cast<int>(i), t->id);
+    t->limit = std::max(kInitialPendingLimit, min_limit_);
     tasks_.push_back(std::move(t));
   }
   if (adaptive_) {
-    stats_.pending_limit.store(static_cast<std::uint64_t>(kInitialPendingLimit) * tasks_.size(),
-                               std::memory_order_relaxed);
+    stats_.pending_limit.store(
+        static_cast<std::uint64_t>(std::max(kInitialPendingLimit, min_limit_)) * tasks_.size(),
+        std::memory_order_relaxed);
   }
 }
 
@@ -211,7 +223,10 @@ bool SpoutExecutor::call_next_tuple() {
     if (t->finished) continue;
     for (std::size_t i = 0; i < burst_ && !t->finished; ++i) {
       if (transfer_.has_backlog()) return emitted;
-      if (bound > 0 && t->pending >= bound) break;
+      if (bound > 0 && t->pending >= bound) {
+        if (adaptive_ && starve_ns_ > 0) raise_starved_limit(*t);
+        break;
+      }
       const std::uint64_t before = emits_;
       try {
         t->spout->next_tuple();
@@ -259,6 +274,7 @@ void SpoutExecutor::complete(std::uint64_t root, bool acked) {
   const std::int64_t emitted_ns = p->emitted_ns;
   pending_.erase_value(p);
   --t.pending;
+  t.last_progress_ns = now_ns_;
   in_flight_.store(pending_.size(), std::memory_order_relaxed);
   if (adaptive_) adapt_limit(t, std::max<std::int64_t>(0, now_ns_ - emitted_ns));
   try {
@@ -282,7 +298,7 @@ void SpoutExecutor::adapt_limit(Task& t, std::int64_t latency_ns) {
     // halve what is in flight, once per such wait, so that the trees already
     // emitted can show the effect before the next cut.
     if (now_ns_ - t.last_decrease_ns >= latency_ns) {
-      t.limit = std::max(1.0, std::min(t.limit, static_cast<double>(t.pending) + 1) / 2);
+      t.limit = std::max(min_limit_, std::min(t.limit, static_cast<double>(t.pending) + 1) / 2);
       t.last_decrease_ns = now_ns_;
       bump(stats_.pending_limit_cuts);
     }
@@ -292,6 +308,18 @@ void SpoutExecutor::adapt_limit(Task& t, std::int64_t latency_ns) {
   double sum = 0;
   for (const auto& task : tasks_) sum += task->limit;
   stats_.pending_limit.store(static_cast<std::uint64_t>(sum), std::memory_order_relaxed);
+}
+
+void SpoutExecutor::raise_starved_limit(Task& t) {
+  if (t.last_progress_ns == 0) {
+    t.last_progress_ns = now_ns_;
+  } else if (now_ns_ - t.last_progress_ns >= starve_ns_ && t.limit < kMaxPendingLimit) {
+    t.limit = std::min(kMaxPendingLimit, t.limit * 2);
+    t.last_progress_ns = now_ns_;
+    double sum = 0;
+    for (const auto& task : tasks_) sum += task->limit;
+    stats_.pending_limit.store(static_cast<std::uint64_t>(sum), std::memory_order_relaxed);
+  }
 }
 
 void SpoutExecutor::expire_timed_out(std::int64_t now) {

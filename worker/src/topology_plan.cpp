@@ -241,6 +241,54 @@ const ComponentPlan* TopologyPlan::find_component(std::string_view id) const {
   return nullptr;
 }
 
+// What the windowed bolts need from the adaptive spout (RuntimeSettings).
+// The window's keys were checked when the topology was built; here only
+// their values are read.
+void size_windows(TopologyPlan& plan) {
+  auto int_or = [](const Config& c, std::string_view key, std::int64_t fallback) {
+    const Config::Entry* e = c.find(key);
+    return e != nullptr && e->value.is_int() ? e->value.as_int() : fallback;
+  };
+  for (const auto& cp : plan.components) {
+    const Config& c = cp->config;
+    const std::int64_t length_count = int_or(c, keys::kWindowLengthCount, 0);
+    const std::int64_t length_ms = int_or(c, keys::kWindowLengthDurationMs, 0);
+    if (length_count <= 0 && length_ms <= 0) continue;
+    const std::int64_t slide_count = int_or(c, keys::kWindowSlidingIntervalCount, 0);
+    const std::int64_t slide_ms = int_or(c, keys::kWindowSlidingIntervalDurationMs, 0);
+    const bool event_time = c.find(keys::kTupleTimestampFieldName) != nullptr &&
+                            c.find(keys::kTupleTimestampFieldName)->value.is_string();
+    const auto tasks = static_cast<double>(cp->tasks.size());
+    if (event_time) {
+      // Longer than the watermark's period (acks come at least that often
+      // while input flows), shorter than the idleness timeout (so that the
+      // spout sends more before its silence reads as an idle input).
+      const std::int64_t interval = int_or(c, keys::kWatermarkEventIntervalMs, 1000);
+      const std::int64_t idle = int_or(c, keys::kWatermarkIdleTimeoutMs, 5000);
+      std::int64_t starve = 2 * interval;
+      if (idle > 0) starve = std::min(starve, idle / 2);
+      const auto ms = std::chrono::milliseconds(std::max<std::int64_t>(starve, 100));
+      plan.settings.window_starve =
+          plan.settings.window_starve.count() == 0 ? ms : std::min(plan.settings.window_starve, ms);
+    }
+    if (length_count > 0) {
+      // A slide in time lets a window take more than its length meanwhile:
+      // allow twice the length.
+      const std::int64_t per_task =
+          length_count + (slide_count > 0 ? slide_count : length_count);
+      plan.settings.window_min_pending += static_cast<double>(per_task) * tasks;
+    } else {
+      std::int64_t hold = length_ms + std::max<std::int64_t>(slide_ms, 0);
+      if (event_time) {
+        hold += int_or(c, keys::kTupleTimestampMaxLagMs, 0) +
+                int_or(c, keys::kWatermarkEventIntervalMs, 1000);
+      }
+      plan.settings.window_hold =
+          std::max(plan.settings.window_hold, std::chrono::milliseconds(hold));
+    }
+  }
+}
+
 api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, const Config& config,
                                                      const Topology& topology,
                                                      const ExecutorLayout* layout) {
@@ -252,6 +300,7 @@ api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, co
   if (!settings.ok()) return settings.status();
   plan->settings = *settings;
   if (auto s = assign_tasks(*plan, topology, layout); !s.is_ok()) return s;
+  size_windows(*plan);
   build_routes(*plan, topology);
   find_cycles(*plan);
   return plan;

@@ -121,7 +121,7 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
 
 // A bolt B is fused into its producer A when B's only input is A by
 // local-or-shuffle, A is a spout or a bolt with as many executors as B, every
-// executor of both runs here, and B has no tick tuples. Executor i of A then
+// executor of both runs here, and B has no tick tuples nor timer. Executor i of A then
 // runs executor i of B on its thread, and sends B's input only to that
 // executor's tasks: each member has one producer, so its tasks still run on one
 // thread, and nothing else (no other component, no other worker) sends to it.
@@ -156,6 +156,10 @@ void TopologyRuntime::fuse_executors() {
     const auto heads = local_executors(a);
     const auto members = local_executors(b.get());
     if (heads.empty() || heads.size() != members.size()) continue;
+    if (!std::all_of(members.begin(), members.end(),
+                     [](const Executor* m) { return m->can_run_inline(); })) {
+      continue;
+    }
     for (std::size_t i = 0; i < heads.size(); ++i) {
       heads[i]->add_member(members[i]);
       heads[i]->pin_route(sub->counter_index, &members[i]->plan().tasks);

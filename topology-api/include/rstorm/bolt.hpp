@@ -8,6 +8,8 @@
 // of the component and logged; the bolt keeps running.
 #pragma once
 
+#include <chrono>
+
 #include "rstorm/collectors.hpp"
 #include "rstorm/config.hpp"
 #include "rstorm/output_fields_declarer.hpp"
@@ -27,6 +29,20 @@ class Bolt {
   virtual void cleanup() {}
   // Called once on a separate instance when the topology is built.
   virtual void declare_output_fields(OutputFieldsDeclarer& declarer) = 0;
+};
+
+// A bolt that is also called at a fixed period, on its executor thread and
+// between executes: windowed bolts use it to activate time windows and to
+// advance watermarks. Not fused into its producer (topology.fuse.executors).
+class TimedBolt : public Bolt {
+ public:
+  ~TimedBolt() override;
+
+  // Asked once, after prepare(); zero or less: no timer.
+  virtual std::chrono::milliseconds timer_period() const = 0;
+  // An exception escaping it is counted as an error of the component and
+  // logged; the bolt keeps running.
+  virtual void on_timer() = 0;
 };
 
 // A bolt whose emits are anchored to the input and whose input is acked after

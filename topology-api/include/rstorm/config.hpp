@@ -156,6 +156,25 @@ inline constexpr std::string_view kTopologyWorkerMaxHeapSizeMb = "topology.worke
 inline constexpr std::string_view kTopologyPriority = "topology.priority";
 inline constexpr std::string_view kTopologySchedulerStrategy = "topology.scheduler.strategy";
 inline constexpr std::string_view kTopologyName = "topology.name";
+// Windowed bolts (rstorm/windowed_bolt.hpp), per component.
+inline constexpr std::string_view kWindowLengthCount = "topology.bolts.window.length.count";
+inline constexpr std::string_view kWindowLengthDurationMs =
+    "topology.bolts.window.length.duration.ms";
+inline constexpr std::string_view kWindowSlidingIntervalCount =
+    "topology.bolts.window.sliding.interval.count";
+inline constexpr std::string_view kWindowSlidingIntervalDurationMs =
+    "topology.bolts.window.sliding.interval.duration.ms";
+inline constexpr std::string_view kTupleTimestampFieldName =
+    "topology.bolts.tuple.timestamp.field.name";
+inline constexpr std::string_view kTupleTimestampMaxLagMs =
+    "topology.bolts.tuple.timestamp.max.lag.ms";
+inline constexpr std::string_view kWatermarkEventIntervalMs =
+    "topology.bolts.watermark.event.interval.ms";
+// rstorm's own: an upstream task silent this long no longer holds the
+// watermark back (Flink's idleness).
+inline constexpr std::string_view kWatermarkIdleTimeoutMs =
+    "topology.bolts.watermark.idle.timeout.ms";
+inline constexpr std::string_view kLateTupleStream = "topology.bolts.late.tuple.stream";
 }  // namespace keys
 
 }  // namespace rstorm

@@ -17,3 +17,4 @@
 #include "rstorm/topology_library.hpp"
 #include "rstorm/tuple.hpp"
 #include "rstorm/value.hpp"
+#include "rstorm/windowed_bolt.hpp"

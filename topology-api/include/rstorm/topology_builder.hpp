@@ -10,6 +10,7 @@
 
 #include "rstorm/status.hpp"
 #include "rstorm/topology.hpp"
+#include "rstorm/windowed_bolt.hpp"
 
 namespace rstorm {
 
@@ -19,6 +20,7 @@ struct PendingComponent {
   SpoutFactory spout;
   BoltFactory bolt;
   bool num_tasks_set = false;
+  bool windowed = false;  // set_bolt with a WindowedBoltFactory
 };
 }  // namespace detail
 
@@ -73,43 +75,101 @@ class SpoutDeclarer : public ComponentDeclarer<SpoutDeclarer> {
   using ComponentDeclarer::ComponentDeclarer;
 };
 
-class BoltDeclarer : public ComponentDeclarer<BoltDeclarer> {
+// How a bolt subscribes to streams; shared by BoltDeclarer and
+// WindowedBoltDeclarer so that each chains to itself.
+template <typename Self>
+class BoltDeclarerBase : public ComponentDeclarer<Self> {
  public:
-  using ComponentDeclarer::ComponentDeclarer;
+  using ComponentDeclarer<Self>::ComponentDeclarer;
 
   // Round robin over the bolt's tasks: an even spread.
-  BoltDeclarer& shuffle_grouping(std::string component, std::string stream = "default") {
-    return subscribe(std::move(component), std::move(stream), {GroupingType::kShuffle, {}});
+  Self& shuffle_grouping(std::string component, std::string stream = "default") {
+    return this->subscribe(std::move(component), std::move(stream), {GroupingType::kShuffle, {}});
   }
   // Same values of `fields` always go to the same task (stable hash).
-  BoltDeclarer& fields_grouping(std::string component, Fields fields) {
-    return fields_grouping(std::move(component), "default", std::move(fields));
+  Self& fields_grouping(std::string component, Fields fields) {
+    return this->fields_grouping(std::move(component), "default", std::move(fields));
   }
-  BoltDeclarer& fields_grouping(std::string component, std::string stream, Fields fields) {
-    return subscribe(std::move(component), std::move(stream),
+  Self& fields_grouping(std::string component, std::string stream, Fields fields) {
+    return this->subscribe(std::move(component), std::move(stream),
                      {GroupingType::kFields, std::move(fields)});
   }
   // Every task gets a copy.
-  BoltDeclarer& all_grouping(std::string component, std::string stream = "default") {
-    return subscribe(std::move(component), std::move(stream), {GroupingType::kAll, {}});
+  Self& all_grouping(std::string component, std::string stream = "default") {
+    return this->subscribe(std::move(component), std::move(stream), {GroupingType::kAll, {}});
   }
   // Everything to the bolt's lowest task.
-  BoltDeclarer& global_grouping(std::string component, std::string stream = "default") {
-    return subscribe(std::move(component), std::move(stream), {GroupingType::kGlobal, {}});
+  Self& global_grouping(std::string component, std::string stream = "default") {
+    return this->subscribe(std::move(component), std::move(stream), {GroupingType::kGlobal, {}});
   }
   // The producer picks the task with emit_direct; the stream must be direct.
-  BoltDeclarer& direct_grouping(std::string component, std::string stream = "default") {
-    return subscribe(std::move(component), std::move(stream), {GroupingType::kDirect, {}});
+  Self& direct_grouping(std::string component, std::string stream = "default") {
+    return this->subscribe(std::move(component), std::move(stream), {GroupingType::kDirect, {}});
   }
   // Shuffle over the tasks in the producer's worker when there are any.
-  BoltDeclarer& local_or_shuffle_grouping(std::string component,
-                                          std::string stream = "default") {
-    return subscribe(std::move(component), std::move(stream),
+  Self& local_or_shuffle_grouping(std::string component, std::string stream = "default") {
+    return this->subscribe(std::move(component), std::move(stream),
                      {GroupingType::kLocalOrShuffle, {}});
   }
   // No preference: currently shuffle.
-  BoltDeclarer& none_grouping(std::string component, std::string stream = "default") {
-    return subscribe(std::move(component), std::move(stream), {GroupingType::kNone, {}});
+  Self& none_grouping(std::string component, std::string stream = "default") {
+    return this->subscribe(std::move(component), std::move(stream), {GroupingType::kNone, {}});
+  }
+};
+
+class BoltDeclarer : public BoltDeclarerBase<BoltDeclarer> {
+ public:
+  using BoltDeclarerBase::BoltDeclarerBase;
+};
+
+// A windowed bolt's settings (rstorm/windowed_bolt.hpp): each sets the
+// component's Storm key, so add_configuration with the key does the same.
+class WindowedBoltDeclarer : public BoltDeclarerBase<WindowedBoltDeclarer> {
+ public:
+  using BoltDeclarerBase::BoltDeclarerBase;
+
+  // A sliding window: `length` and `slide` each a Count(n) or a Duration(ms).
+  WindowedBoltDeclarer& with_window(WindowSize length, WindowSize slide) {
+    set_size(length, keys::kWindowLengthCount, keys::kWindowLengthDurationMs);
+    set_size(slide, keys::kWindowSlidingIntervalCount, keys::kWindowSlidingIntervalDurationMs);
+    return *this;
+  }
+  // A tumbling window: the slide is the length.
+  WindowedBoltDeclarer& with_tumbling_window(WindowSize length) {
+    return with_window(length, length);
+  }
+  // Event time: each tuple's timestamp (ms, an int64) is this field.
+  WindowedBoltDeclarer& with_timestamp_field(std::string field) {
+    return set(keys::kTupleTimestampFieldName, std::move(field));
+  }
+  // How far behind the newest timestamp the watermark stays (ms, default 0).
+  WindowedBoltDeclarer& with_lag(std::int64_t millis) {
+    return set(keys::kTupleTimestampMaxLagMs, millis);
+  }
+  // How often the watermark is computed (ms, default 1000).
+  WindowedBoltDeclarer& with_watermark_interval(std::int64_t millis) {
+    return set(keys::kWatermarkEventIntervalMs, millis);
+  }
+  // An upstream task silent this long stops holding the watermark back (ms,
+  // default 5000; 0: never).
+  WindowedBoltDeclarer& with_idle_timeout(std::int64_t millis) {
+    return set(keys::kWatermarkIdleTimeoutMs, millis);
+  }
+  // Late tuples are emitted on this stream (declared with the input's fields)
+  // instead of only being acked.
+  WindowedBoltDeclarer& with_late_tuple_stream(std::string stream) {
+    return set(keys::kLateTupleStream, std::move(stream));
+  }
+
+ private:
+  WindowedBoltDeclarer& set(std::string_view key, ConfigValue value) {
+    c_->spec.config.set(std::string(key), std::move(value), "component " + c_->spec.id);
+    return *this;
+  }
+  void set_size(WindowSize size, std::string_view count_key, std::string_view duration_key) {
+    const bool count = size.unit == WindowSize::Unit::kCount;
+    c_->spec.config.erase(count ? duration_key : count_key);
+    set(count ? count_key : duration_key, size.value);
   }
 };
 
@@ -124,6 +184,8 @@ class TopologyBuilder {
   SpoutDeclarer set_spout(std::string id, SpoutFactory factory, int parallelism = 1);
   BoltDeclarer set_bolt(std::string id, BoltFactory factory, int parallelism = 1);
   BoltDeclarer set_bolt(std::string id, BasicBoltFactory factory, int parallelism = 1);
+  // A windowed bolt; give its window with with_window or with_tumbling_window.
+  WindowedBoltDeclarer set_bolt(std::string id, WindowedBoltFactory factory, int parallelism = 1);
 
   // Calls each factory once to learn the declared streams, then checks: ids
   // (empty, reserved, duplicate), at least one spout, parallelism and tasks >= 1,

@@ -89,6 +89,15 @@ class MessageAnchors {
     count_ = 0;
     more_.reset();
   }
+  // Replaces the entries with `n` entries whose roots are distinct (a tuple
+  // anchored to a whole window: xor_in would scan for each).
+  void assign_distinct(const AnchorEntry* entries, std::size_t n) {
+    clear();
+    if (n == 0) return;
+    first_ = entries[0];
+    if (n > 1) more_ = std::make_unique<std::vector<AnchorEntry>>(entries + 1, entries + n);
+    count_ = static_cast<std::uint32_t>(n);
+  }
 
  private:
   AnchorEntry first_{};

@@ -1,5 +1,6 @@
 // BoltExecutor: runs the tasks of one bolt component: executes each input on
-// its task, sends tick tuples at topology.tick.tuple.freq.secs, turns an
+// its task, sends tick tuples at topology.tick.tuple.freq.secs, calls a
+// TimedBolt's on_timer at its period (windowed bolts), turns an
 // exception from user code into a failed input plus a counted, logged error,
 // and flushes its batches after each burst. Its emits wait while a downstream
 // queue is full (backpressure).
@@ -22,6 +23,7 @@ class BoltExecutor final : public Executor {
 
   // A fused member (topology.fuse.executors) runs on its head's thread.
   bool open_inline() override;
+  bool can_run_inline() const override { return !has_timed_bolt_; }
   void run_inline(Batch& batch) override;
   void close_inline() override;
 
@@ -36,8 +38,12 @@ class BoltExecutor final : public Executor {
   // `tick`: a tick tuple, counted apart from the inputs executed.
   void execute(Task& task, const Tuple& input, bool tick = false);
   void send_ticks();
+  // A TimedBolt's on_timer, its exception counted and logged as execute's.
+  void run_timer(Task& task);
 
   std::vector<std::unique_ptr<Task>> tasks_;
+  std::vector<Task*> timed_tasks_;  // tasks whose bolt is a TimedBolt with a period
+  bool has_timed_bolt_ = false;     // some task's bolt is a TimedBolt
   StreamInfo tick_info_;
   std::int64_t tick_period_ns_ = 0;
   std::int64_t next_tick_ns_ = 0;

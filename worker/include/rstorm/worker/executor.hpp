@@ -110,6 +110,8 @@ class Executor {
   // Members only, on the head's thread: open the tasks (false when one failed:
   // fatal_error() says which), run one batch then flush its output, close.
   virtual bool open_inline() { return false; }
+  // False when it needs its own thread (a bolt with a timer: windowed bolts).
+  virtual bool can_run_inline() const { return true; }
   virtual void run_inline(Batch& batch) {}
   virtual void close_inline() {}
 

@@ -65,6 +65,8 @@ class SpoutExecutor final : public Executor {
   void ack_unreliable();
   void apply_activation();
   void adapt_limit(Task& t, std::int64_t latency_ns);
+  // At its bound with nothing completed for window_starve: doubles the bound.
+  void raise_starved_limit(Task& t);
   // Records progress (a completed tree, an untracked emit) and whether the
   // spout waits on something, for stalled_ns().
   void track_progress(bool blocked);
@@ -79,7 +81,9 @@ class SpoutExecutor final : public Executor {
   std::int64_t next_sweep_ns_ = 0;
   std::int64_t sweep_period_ns_;
   std::int64_t timeout_ns_;
-  std::int64_t latency_target_ns_;  // half the message timeout
+  std::int64_t latency_target_ns_;  // half the message timeout beyond windows' hold
+  double min_limit_;                 // the adaptive bound's floor (windows to fill)
+  std::int64_t starve_ns_;           // RuntimeSettings::window_starve; 0: off
   bool adaptive_;                   // max.spout.pending null and acking on
   std::size_t burst_;
   std::uint64_t emits_ = 0;

@@ -82,6 +82,17 @@ struct RuntimeSettings {
   std::chrono::microseconds spout_wait_park{1000};  // topology.spout.wait.park.micros
   // Run a bolt on its producer's thread where possible (TopologyRuntime).
   bool fuse_executors = false;  // topology.fuse.executors
+  // Windowed bolts hold their tuples unacked while the tuples are in a
+  // window. The adaptive spout (max_spout_pending 0) keeps at least
+  // window_min_pending trees in flight per task, so that a count window can
+  // fill, and expects trees to take window_hold longer, so that a duration
+  // window does not read as congestion.
+  double window_min_pending = 0;
+  std::chrono::milliseconds window_hold{0};
+  // Event-time windows release their tuples only as the watermark moves,
+  // which needs new input: a spout at its adaptive bound with nothing
+  // completed for this long doubles the bound (0: no event-time window).
+  std::chrono::milliseconds window_starve{0};
 };
 
 struct TopologyPlan {
