@@ -154,6 +154,14 @@ std::vector<ConfigKeySpec> make_schema() {
        .description = "a spout whose next_tuple emitted nothing waits this long"},
       {.name = "topology.fuse.executors", .type = kBool,
        .description = "run a bolt on its producer's thread where it can"},
+      {.name = "topology.state.provider", .type = kString, .nullable = true,
+       .one_of = {"memory", "rocksdb"},
+       .description = "where tasks keep keyed state: memory (lost when the worker ends) or "
+                      "rocksdb (a database per task under the worker's folder); null: memory in "
+                      "local mode, rocksdb on a cluster"},
+      {.name = "topology.state.rocksdb.dir", .type = kString, .nullable = true,
+       .description = "folder of the RocksDB state stores, <dir>/<topology id>/task-<id> (null: "
+                      "<worker dir>/state; local mode: <storm.local.dir>/state/<topology name>)"},
       {.name = "topology.component.resources.onheap.memory.mb", .type = kNumber, .min = 0,
        .description = "Storm's per-executor memory default; not read (the builder's is 128)"},
       {.name = "topology.component.resources.offheap.memory.mb", .type = kNumber, .min = 0,
