@@ -173,6 +173,14 @@ std::vector<ConfigKeySpec> make_schema() {
        .description = "event time: an input silent this long stops holding the watermark (0: never)"},
       {.name = "topology.bolts.late.tuple.stream", .type = kString, .nullable = true,
        .description = "event time: the stream late tuples are emitted on (null: acked, dropped)"},
+      {.name = "topology.state.provider", .type = kString, .nullable = true,
+       .one_of = {"memory", "rocksdb"},
+       .description = "where tasks keep keyed state: memory (lost when the worker ends) or "
+                      "rocksdb (a database per task under the worker's folder); null: memory in "
+                      "local mode, rocksdb on a cluster"},
+      {.name = "topology.state.rocksdb.dir", .type = kString, .nullable = true,
+       .description = "folder of the RocksDB state stores, <dir>/<topology id>/task-<id> (null: "
+                      "<worker dir>/state; local mode: <storm.local.dir>/state/<topology name>)"},
       {.name = "topology.component.resources.onheap.memory.mb", .type = kNumber, .min = 0,
        .description = "Storm's per-executor memory default; not read (the builder's is 128)"},
       {.name = "topology.component.resources.offheap.memory.mb", .type = kNumber, .min = 0,

@@ -147,6 +147,7 @@ api::Result<std::unique_ptr<SlotRuntime>> SlotRuntime::create(SlotRuntimeOptions
   auto made = worker::make_plan(options.topology_name, config, topology, &layout);
   if (!made.ok()) return made.status();
   std::unique_ptr<worker::TopologyPlan> plan = std::move(made).value();
+  if (options.state_backend) plan->state_backend = options.state_backend;
   auto slots = place_tasks(*plan, options.executors, *ackers);
   if (!slots.ok()) return slots.status();
 

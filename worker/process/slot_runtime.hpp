@@ -75,6 +75,8 @@ struct SlotRuntimeOptions {
   int port = 0;
   std::shared_ptr<spdlog::logger> logger;  // REQUIRES: not null
   std::uint64_t seed = 1;
+  // Where the tasks run here keep their keyed state; null: in memory.
+  std::shared_ptr<StateBackend> state_backend;
 };
 
 class SlotRuntime {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "rstorm/topology_library.hpp"
+#include "rstorm/worker/state_backends.hpp"
 
 namespace rstorm::worker_process {
 namespace {
@@ -68,6 +69,19 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
   options.logger = logger;
   options.seed = std::hash<std::string>()(s.topology_id) ^ static_cast<std::uint64_t>(s.port) ^
                  static_cast<std::uint64_t>(::getpid());
+  // Keyed state: RocksDB under this worker's folder unless the config says
+  // otherwise. The folder outlives the process (the supervisor keeps it), so
+  // a restarted worker of this slot finds its tasks' state again.
+  worker::StateBackendDefaults state;
+  state.provider = "rocksdb";
+  state.dir = s.worker_dir / "state";
+  state.topology = s.topology_id;
+  auto backend = worker::make_state_backend(s.config, state);
+  if (!backend.ok()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "cannot run topology '" + s.topology_id + "': " + backend.status().message());
+  }
+  options.state_backend = std::move(backend).value();
   auto runtime = SlotRuntime::create(std::move(options), *topology);
   if (!runtime.ok()) {
     return Status(ErrorCode::kInvalidArgument,

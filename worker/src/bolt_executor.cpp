@@ -123,7 +123,8 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
     t->bolt = std::move(bolts[i]);
     t->context = std::make_unique<TopologyContext>(env.plan->name, c.id, t->id,
                                                    t->id.value - c.tasks.front().value,
-                                                   env.plan->layout, env.plan->user_metrics);
+                                                   env.plan->layout, env.plan->user_metrics,
+                                                   env.plan->state_backend);
     t->collector = std::make_unique<Collector>(*this, t->id);
     if (dynamic_cast<TimedBolt*>(t->bolt.get()) != nullptr) has_timed_bolt_ = true;
     tasks_.push_back(std::move(t));

@@ -104,7 +104,8 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
     t->spout = std::move(spouts[i]);
     t->context = std::make_unique<TopologyContext>(env.plan->name, c.id, t->id,
                                                    t->id.value - c.tasks.front().value,
-                                                   env.plan->layout, env.plan->user_metrics);
+                                                   env.plan->layout, env.plan->user_metrics,
+                                                   env.plan->state_backend);
     t->collector = std::make_unique<Collector>(*this, static_cast<int>(i), t->id);
     t->limit = std::max(kInitialPendingLimit, min_limit_);
     tasks_.push_back(std::move(t));

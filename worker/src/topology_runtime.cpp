@@ -7,6 +7,7 @@
 #include "rstorm/worker/acker_executor.hpp"
 #include "rstorm/worker/bolt_executor.hpp"
 #include "rstorm/worker/spout_executor.hpp"
+#include "rstorm/worker/state_backends.hpp"
 
 namespace rstorm::worker {
 namespace {
@@ -54,6 +55,19 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
     std::shared_ptr<spdlog::logger> logger, std::uint64_t seed) {
   auto plan = make_plan(name, config, topology);
   if (!plan.ok()) return plan.status();
+  // Local mode: state in memory unless the config asks for RocksDB. A
+  // storm.local.dir that is not a string (the validator refuses it) counts as
+  // absent: reading it must not fail topologies that keep no state.
+  const Config::Entry* local_dir = config.find(keys::kLocalDir);
+  StateBackendDefaults state;
+  state.dir = std::filesystem::path(local_dir != nullptr && local_dir->value.is_string()
+                                        ? local_dir->value.as_string()
+                                        : "rstorm-local") /
+              "state" / name;
+  state.topology = name;
+  auto backend = make_state_backend(config, state);
+  if (!backend.ok()) return backend.status();
+  (*plan)->state_backend = std::move(backend).value();
   return create(std::move(plan).value(), topology, std::move(logger), seed, ExecutorPlacement{});
 }
 

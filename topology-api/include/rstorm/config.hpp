@@ -146,6 +146,12 @@ inline constexpr std::string_view kTopologySpoutWaitParkMicros = "topology.spout
 // Run a bolt on its producer's thread where it can (one input, by
 // local-or-shuffle, equal parallelism, all in one worker, no ticks).
 inline constexpr std::string_view kTopologyFuseExecutors = "topology.fuse.executors";
+// Where tasks keep keyed state (rstorm/state.hpp): "memory" or "rocksdb";
+// null: memory in local mode, rocksdb in a cluster's workers.
+inline constexpr std::string_view kTopologyStateProvider = "topology.state.provider";
+// The RocksDB stores' folder, `<dir>/<topology id>/task-<id>`; null: the
+// worker's folder (`<worker dir>/state/task-<id>`).
+inline constexpr std::string_view kTopologyStateRocksdbDir = "topology.state.rocksdb.dir";
 inline constexpr std::string_view kTopologyComponentOnheapMb =
     "topology.component.resources.onheap.memory.mb";
 inline constexpr std::string_view kTopologyComponentOffheapMb =

@@ -10,6 +10,7 @@
 #include "rstorm/metrics.hpp"
 #include "rstorm/output_fields_declarer.hpp"
 #include "rstorm/spout.hpp"
+#include "rstorm/state.hpp"
 #include "rstorm/status.hpp"
 #include "rstorm/topology.hpp"
 #include "rstorm/topology_builder.hpp"

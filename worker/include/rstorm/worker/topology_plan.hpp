@@ -107,6 +107,9 @@ struct TopologyPlan {
   int num_counters = 0;  // round-robin counters a producer needs
   // What the tasks register through TopologyContext::counter() and the like.
   std::shared_ptr<UserMetrics> user_metrics = std::make_shared<UserMetrics>();
+  // Where the tasks' TopologyContext::key_value_state finds their stores. In
+  // memory unless the runtime's creator sets another (state_backends.hpp).
+  std::shared_ptr<StateBackend> state_backend = std::make_shared<InMemoryStateBackend>();
 
   const ComponentPlan* find_component(std::string_view id) const;
   bool acking() const { return !acker_tasks.empty(); }

@@ -63,13 +63,17 @@ struct StallReport {
 class TopologyRuntime {
  public:
   // Plans the topology and makes every task's spout or bolt instance (the
-  // factories run here, on the caller's thread). Fails naming the component
-  // whose factory threw or returned nothing, or the config key at fault.
+  // factories run here, on the caller's thread), with local mode's keyed
+  // state: topology.state.provider, null meaning memory; RocksDB stores under
+  // topology.state.rocksdb.dir, else <storm.local.dir>/state/<name>. Fails
+  // naming the component whose factory threw or returned nothing, or the
+  // config key at fault.
   static api::Result<std::unique_ptr<TopologyRuntime>> create(
       const std::string& name, const Config& config, const Topology& topology,
       std::shared_ptr<spdlog::logger> logger, std::uint64_t seed);
   // Runs the executors `placement` selects of an already made plan (the
-  // caller may have adjusted it, e.g. local-or-shuffle's local tasks).
+  // caller may have adjusted it, e.g. local-or-shuffle's local tasks, or set
+  // its state backend).
   // REQUIRES: every task not run here has a remote sink.
   static api::Result<std::unique_ptr<TopologyRuntime>> create(
       std::unique_ptr<TopologyPlan> plan, const Topology& topology,
