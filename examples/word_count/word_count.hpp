@@ -73,6 +73,19 @@ class WordCounter : public BasicBolt {
   std::map<std::string, std::int64_t> counts_;
 };
 
+// WordCounter with its counts in the task's keyed state (rstorm/state.hpp):
+// in memory in local mode, in RocksDB under the worker's folder on a cluster
+// (topology.state.provider), where a restarted worker finds them again.
+class StatefulWordCounter : public BasicBolt {
+ public:
+  void prepare(const Config& conf, const TopologyContext& context) override;
+  void execute(const Tuple& input, BasicOutputCollector& out) override;
+  void declare_output_fields(OutputFieldsDeclarer& declarer) override;
+
+ private:
+  KeyValueState<std::string, std::int64_t> counts_;
+};
+
 class ReportBolt : public BasicBolt {
  public:
   explicit ReportBolt(std::shared_ptr<WordCountLedger> ledger = nullptr);
@@ -90,5 +103,8 @@ class ReportBolt : public BasicBolt {
 
 // sentences (1) -> split (2, shuffle) -> count (2, fields "word") -> report (1, global).
 api::Result<Topology> build_word_count(std::shared_ptr<WordCountLedger> ledger = nullptr);
+
+// The same with StatefulWordCounter as "count".
+api::Result<Topology> build_stateful_word_count(std::shared_ptr<WordCountLedger> ledger = nullptr);
 
 }  // namespace rstorm::examples

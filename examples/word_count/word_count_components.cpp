@@ -97,6 +97,21 @@ void WordCounter::declare_output_fields(OutputFieldsDeclarer& declarer) {
   declarer.declare(Fields{"word", "count"});
 }
 
+void StatefulWordCounter::prepare(const Config&, const TopologyContext& context) {
+  counts_ = context.key_value_state<std::string, std::int64_t>("counts");
+}
+
+void StatefulWordCounter::execute(const Tuple& input, BasicOutputCollector& out) {
+  const std::string& word = input.get_string("word");
+  const std::int64_t count = counts_.get(word, 0) + 1;
+  counts_.put(word, count);
+  out.emit({word, count});
+}
+
+void StatefulWordCounter::declare_output_fields(OutputFieldsDeclarer& declarer) {
+  declarer.declare(Fields{"word", "count"});
+}
+
 ReportBolt::ReportBolt(std::shared_ptr<WordCountLedger> ledger) : ledger_(std::move(ledger)) {}
 
 void ReportBolt::prepare(const Config& conf, const TopologyContext&) {
@@ -128,16 +143,29 @@ void ReportBolt::cleanup() {
   std::fflush(stdout);
 }
 
-api::Result<Topology> build_word_count(std::shared_ptr<WordCountLedger> ledger) {
+namespace {
+
+template <typename Counter>
+api::Result<Topology> build_counting(std::shared_ptr<WordCountLedger> ledger) {
   TopologyBuilder b;
   b.set_spout("sentences", [ledger] { return std::make_unique<SentenceSpout>(ledger); }, 1);
   b.set_bolt("split", [] { return std::make_unique<SplitSentence>(); }, 2)
       .shuffle_grouping("sentences");
-  b.set_bolt("count", [] { return std::make_unique<WordCounter>(); }, 2)
+  b.set_bolt("count", [] { return std::make_unique<Counter>(); }, 2)
       .fields_grouping("split", Fields{"word"});
   b.set_bolt("report", [ledger] { return std::make_unique<ReportBolt>(ledger); }, 1)
       .global_grouping("count");
   return b.build();
+}
+
+}  // namespace
+
+api::Result<Topology> build_word_count(std::shared_ptr<WordCountLedger> ledger) {
+  return build_counting<WordCounter>(std::move(ledger));
+}
+
+api::Result<Topology> build_stateful_word_count(std::shared_ptr<WordCountLedger> ledger) {
+  return build_counting<StatefulWordCounter>(std::move(ledger));
 }
 
 }  // namespace rstorm::examples

@@ -43,10 +43,10 @@ std::int64_t total_words(std::int64_t sentences) {
   return n;
 }
 
-TEST(WordCount, FiniteInputGivesExactCountsWithEverySentenceAckedOnce) {
+void expect_exact_counts(api::Result<Topology> (*build)(std::shared_ptr<WordCountLedger>)) {
   constexpr std::int64_t kSentences = 5000;
   auto ledger = std::make_shared<WordCountLedger>();
-  auto topology = build_word_count(ledger);
+  auto topology = build(ledger);
   ASSERT_TRUE(topology.ok()) << topology.status().message();
   Config conf;
   conf.set("wordcount.sentences.limit", kSentences);
@@ -78,6 +78,13 @@ TEST(WordCount, FiniteInputGivesExactCountsWithEverySentenceAckedOnce) {
   EXPECT_EQ(stats->component("split")->executed, static_cast<std::uint64_t>(kSentences));
   EXPECT_EQ(stats->component("count")->executed, static_cast<std::uint64_t>(total_words(kSentences)));
 }
+
+TEST(WordCount, FiniteInputGivesExactCountsWithEverySentenceAckedOnce) {
+  expect_exact_counts(build_word_count);
+}
+
+// The counts kept in keyed state (in memory in local mode) are as exact.
+TEST(WordCount, StatefulCountsAreExactToo) { expect_exact_counts(build_stateful_word_count); }
 
 TEST(WordCount, LoadedFromItsLibraryRunsToCompletion) {
   constexpr std::int64_t kSentences = 1000;
