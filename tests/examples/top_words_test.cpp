@@ -8,22 +8,11 @@
 
 #include <chrono>
 #include <rstorm/local_cluster.hpp>
-#include <thread>
+
+#include "tests/common/poll.hpp"
 
 namespace rstorm::examples {
 namespace {
-
-constexpr auto kDeadline = std::chrono::seconds(120);
-
-template <typename F>
-bool eventually(F done) {
-  const auto end = std::chrono::steady_clock::now() + kDeadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
 
 TEST(TopWords, EveryWindowsRankingMatchesTheClicksAndEveryClickIsAckedOnce) {
   constexpr std::int64_t kClicks = 20000, kWindow = 4000, kSlide = 1000, kDisorder = 400, kTop = 3;
@@ -42,10 +31,12 @@ TEST(TopWords, EveryWindowsRankingMatchesTheClicksAndEveryClickIsAckedOnce) {
   ASSERT_TRUE(topology.ok()) << topology.status().message();
   LocalCluster cluster;
   ASSERT_TRUE(cluster.submit("top", conf, *topology).is_ok());
-  ASSERT_TRUE(eventually([&] {
-    std::lock_guard lock(ledger->mutex);
-    return static_cast<std::int64_t>(ledger->acks.size()) == kClicks;
-  }));
+  ASSERT_TRUE(testing::eventually(
+      [&] {
+        std::lock_guard lock(ledger->mutex);
+        return static_cast<std::int64_t>(ledger->acks.size()) == kClicks;
+      },
+      std::chrono::seconds(120)));
   auto stats = cluster.stats("top");
   ASSERT_TRUE(stats.ok());
   ASSERT_TRUE(cluster.kill("top").is_ok());

@@ -98,24 +98,6 @@ std::map<std::string, std::int64_t> counts_in(StateBackend& backend,
   return out;
 }
 
-// A fresh directory under the test temp dir, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "rstorm_keyed_state_XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 TEST(KeyedState, BoltCountsWordsInMemoryStateExactly) {
   auto ledger = std::make_shared<Ledger>();
   auto t = word_count(ledger);
@@ -132,7 +114,7 @@ TEST(KeyedState, BoltCountsWordsInMemoryStateExactly) {
 }
 
 TEST(KeyedState, BoltCountsWordsInRocksDbAndTheCountsStayOnDisk) {
-  TempDir dir;
+  testing::TempDir dir;
   auto ledger = std::make_shared<Ledger>();
   auto t = word_count(ledger);
   ASSERT_TRUE(t.ok()) << t.status().message();
@@ -160,7 +142,7 @@ TEST(KeyedState, BoltCountsWordsInRocksDbAndTheCountsStayOnDisk) {
 }
 
 TEST(KeyedState, StoreThatCannotBeOpenedStopsTheTaskNamingTaskAndPath) {
-  TempDir dir;
+  testing::TempDir dir;
   const auto file = dir.path() / "not-a-dir";
   std::ofstream(file) << "x";
   auto ledger = std::make_shared<Ledger>();

@@ -3,6 +3,8 @@
 // disk (reopened, unopenable), and the choice topology.state.provider makes.
 #include "rstorm/worker/state_backends.hpp"
 
+#include "test_helpers.hpp"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -10,24 +12,6 @@
 
 namespace rstorm::worker {
 namespace {
-
-// A fresh directory under the test temp dir, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "rstorm_state_XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 struct InMemory {
   std::shared_ptr<StateBackend> make(const std::filesystem::path&) {
@@ -44,7 +28,7 @@ struct RocksDb {
 template <typename Backend>
 class StateBackendContract : public ::testing::Test {
  protected:
-  TempDir dir_;
+  testing::TempDir dir_;
   std::shared_ptr<StateBackend> backend_ = Backend().make(dir_.path());
   std::shared_ptr<StateStore> store_ = backend_->open(TaskId(7), "count");
 };
@@ -129,7 +113,7 @@ TYPED_TEST(StateBackendContract, UndecodableValueNamesTaskStateAndKey) {
 }
 
 TEST(RocksDbStateBackend, StateSurvivesClosingAndReopeningTheStore) {
-  TempDir dir;
+  testing::TempDir dir;
   {
     RocksDbStateBackend backend(dir.path());
     KeyValueState<std::string, std::int64_t> counts(backend.open(TaskId(3), "count"), "counts");
@@ -145,7 +129,7 @@ TEST(RocksDbStateBackend, StateSurvivesClosingAndReopeningTheStore) {
 }
 
 TEST(RocksDbStateBackend, UnwritableDirectoryErrorNamesTaskAndPath) {
-  TempDir dir;
+  testing::TempDir dir;
   // A regular file where a directory should be: cannot be created, even by root.
   const auto file = dir.path() / "not-a-dir";
   std::ofstream(file) << "x";
@@ -161,7 +145,7 @@ TEST(RocksDbStateBackend, UnwritableDirectoryErrorNamesTaskAndPath) {
 }
 
 TEST(RocksDbStateBackend, StoreHeldByAnotherBackendErrorNamesTaskAndPath) {
-  TempDir dir;
+  testing::TempDir dir;
   RocksDbStateBackend first(dir.path());
   auto held = first.open(TaskId(2), "split");
   RocksDbStateBackend second(dir.path());

@@ -1,16 +1,20 @@
 // Spouts, bolts and polling shared by the runtime tests.
 #pragma once
 
+#include <stdlib.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
-#include <thread>
-#include <vector>
-
 #include <rstorm/local_cluster.hpp>
 #include <rstorm/rstorm.hpp>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace rstorm::testing {
 
@@ -24,6 +28,24 @@ bool eventually(F done, std::chrono::seconds deadline = std::chrono::seconds(60)
   }
   return done();
 }
+
+// A fresh directory under the test temp dir, removed with its contents.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = std::filesystem::temp_directory_path().string() + "/rstorm_test_XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 // What spouts and bolts saw, for assertions. Thread-safe.
 struct Ledger {

@@ -82,7 +82,7 @@ std::optional<WindowSettings> read_window_settings(const Config& config,
   s.slide = slide ? *slide : s.length;
   s.timestamp_field = string_at(config, keys::kTupleTimestampFieldName, component, problems);
   s.late_stream = string_at(config, keys::kLateTupleStream, component, problems);
-  auto non_negative = [&](std::string_view key, std::int64_t& out, std::int64_t min) {
+  auto at_least = [&](std::string_view key, std::int64_t& out, std::int64_t min) {
     if (auto v = int_at(config, key, component, problems)) {
       if (*v < min) {
         problems.push_back("windowed bolt '" + component + "': " + std::string(key) +
@@ -93,9 +93,9 @@ std::optional<WindowSettings> read_window_settings(const Config& config,
       }
     }
   };
-  non_negative(keys::kTupleTimestampMaxLagMs, s.lag_ms, 0);
-  non_negative(keys::kWatermarkEventIntervalMs, s.watermark_interval_ms, 1);
-  non_negative(keys::kWatermarkIdleTimeoutMs, s.idle_timeout_ms, 0);
+  at_least(keys::kTupleTimestampMaxLagMs, s.lag_ms, 0);
+  at_least(keys::kWatermarkEventIntervalMs, s.watermark_interval_ms, 1);
+  at_least(keys::kWatermarkIdleTimeoutMs, s.idle_timeout_ms, 0);
   if (!s.late_stream.empty() && !s.event_time()) {
     problems.push_back("windowed bolt '" + component + "': a late tuple stream ('" + s.late_stream +
                        "') needs event time: set a timestamp field (" +

@@ -256,8 +256,8 @@ void size_windows(TopologyPlan& plan) {
     if (length_count <= 0 && length_ms <= 0) continue;
     const std::int64_t slide_count = int_or(c, keys::kWindowSlidingIntervalCount, 0);
     const std::int64_t slide_ms = int_or(c, keys::kWindowSlidingIntervalDurationMs, 0);
-    const bool event_time = c.find(keys::kTupleTimestampFieldName) != nullptr &&
-                            c.find(keys::kTupleTimestampFieldName)->value.is_string();
+    const Config::Entry* ts_field = c.find(keys::kTupleTimestampFieldName);
+    const bool event_time = ts_field != nullptr && ts_field->value.is_string();
     const auto tasks = static_cast<double>(cp->tasks.size());
     if (event_time) {
       // Longer than the watermark's period (acks come at least that often
@@ -272,8 +272,8 @@ void size_windows(TopologyPlan& plan) {
           plan.settings.window_starve.count() == 0 ? ms : std::min(plan.settings.window_starve, ms);
     }
     if (length_count > 0) {
-      // A slide in time lets a window take more than its length meanwhile:
-      // allow twice the length.
+      // A count slide adds up to a slide's tuples; a slide in time lets the
+      // window take any number meanwhile: allow twice the length.
       const std::int64_t per_task =
           length_count + (slide_count > 0 ? slide_count : length_count);
       plan.settings.window_min_pending += static_cast<double>(per_task) * tasks;
