@@ -75,6 +75,10 @@ RSTORM_CLI_COMMAND("dev-cluster", [](CLI::App& app, int& exit_code) {
   sub->add_flag("--prometheus", args->options.prometheus,
                 "Also start a Prometheus server (Debian's prometheus) on loopback that scrapes "
                 "nimbus, supervisors and workers, and print its URL");
+  sub->add_flag("--secure", args->options.secure,
+                "Secure mode: a throw-away CA issues certificates for the daemons and three users "
+                "(alice, bob, admin); nimbus speaks only mutual TLS and checks every call "
+                "against the ACL keys; the printed client config is alice's");
   sub->add_flag("--no-ui", args->no_ui,
                 "Do not start rstorm-ui (by default its pages and REST API are served on a free "
                 "loopback port, printed as 'ui  http://127.0.0.1:<port>')");

@@ -16,6 +16,8 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::kTimeout: return "Timeout";
     case ErrorCode::kIoError: return "IoError";
     case ErrorCode::kInternal: return "Internal";
+    case ErrorCode::kPermissionDenied:
+      return "PermissionDenied";
   }
   return "Unknown";
 }

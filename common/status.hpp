@@ -14,17 +14,18 @@ namespace rstorm {
 
 enum class ErrorCode {
   kOk,
-  kInvalidArgument,   // bad input: a config value, a corrupt encoding
-  kNotFound,          // a node, key or blob that does not exist
-  kAlreadyExists,     // create of a node or blob that exists
-  kVersionConflict,   // compare-and-set lost against a newer version
-  kNotEmpty,          // delete of a node that has children
-  kCorruption,        // stored or uploaded data fails its checksum
-  kUnavailable,       // a service (ZooKeeper, RocksDB) cannot be reached right now
-  kSessionExpired,    // the coordination session ended; ephemeral nodes are gone
+  kInvalidArgument,  // bad input: a config value, a corrupt encoding
+  kNotFound,         // a node, key or blob that does not exist
+  kAlreadyExists,    // create of a node or blob that exists
+  kVersionConflict,  // compare-and-set lost against a newer version
+  kNotEmpty,         // delete of a node that has children
+  kCorruption,       // stored or uploaded data fails its checksum
+  kUnavailable,      // a service (ZooKeeper, RocksDB) cannot be reached right now
+  kSessionExpired,   // the coordination session ended; ephemeral nodes are gone
   kTimeout,
   kIoError,
   kInternal,
+  kPermissionDenied,  // the caller may not do this (secure mode's authorizer)
 };
 
 std::string_view error_code_name(ErrorCode code);

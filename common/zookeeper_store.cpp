@@ -1,10 +1,12 @@
 #include "common/zookeeper_store.hpp"
 
+#include <openssl/evp.h>
 #include <zookeeper/zookeeper.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <future>
 #include <mutex>
 
 namespace rstorm {
@@ -48,11 +50,62 @@ ZooKeeperOptions ZooKeeperOptions::from_config(const Config& config) {
       config.get_int("storm.zookeeper.retry.interval", o.retry_interval.count()));
   o.retry_interval_ceiling = std::chrono::milliseconds(config.get_int(
       "storm.zookeeper.retry.intervalceiling.millis", o.retry_interval_ceiling.count()));
+  const Config::Entry* scheme = config.find("storm.zookeeper.auth.scheme");
+  if (scheme != nullptr && !scheme->value.is_null()) {
+    const std::string name = config.get_string("storm.zookeeper.auth.scheme");
+    if (name != "digest") {
+      throw ConfigError("storm.zookeeper.auth.scheme: '" + name + "' (" + scheme->origin +
+                        ") is not supported; use \"digest\" or null");
+    }
+    const Config::Entry* payload = config.find("storm.zookeeper.auth.payload");
+    if (payload == nullptr || payload->value.is_null()) {
+      throw ConfigError(
+          "storm.zookeeper.auth.scheme is \"digest\" but storm.zookeeper.auth.payload is not set "
+          "(want \"user:password\")");
+    }
+    o.auth_payload = config.get_string("storm.zookeeper.auth.payload");
+    const auto colon = o.auth_payload.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == o.auth_payload.size()) {
+      throw ConfigError("storm.zookeeper.auth.payload (" + payload->origin +
+                        ") is not \"user:password\"");
+    }
+  }
   return o;
 }
 
+namespace {
+
+// ZooKeeper's digest id for "user:password": user:base64(sha1(user:password)).
+std::string digest_id(const std::string& payload) {
+  unsigned char sha[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(payload.data(), payload.size(), sha, &size, EVP_sha1(), nullptr);
+  std::string base64(4 * ((size + 2) / 3) + 1, '\0');
+  const int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(base64.data()), sha, static_cast<int>(size));
+  base64.resize(static_cast<std::size_t>(n));
+  return payload.substr(0, payload.find(':')) + ":" + base64;
+}
+
+}  // namespace
+
+struct ZooKeeperStore::Acl {
+  std::string digest;
+  ACL entries[2];
+  ACL_vector vector;
+};
+
 ZooKeeperStore::ZooKeeperStore(ZooKeeperOptions options, Logger logger)
-    : options_(std::move(options)), logger_(std::move(logger)) {}
+    : options_(std::move(options)), logger_(std::move(logger)) {
+  if (!options_.auth_payload.empty()) {
+    acl_ = std::make_unique<Acl>();
+    acl_->digest = digest_id(options_.auth_payload);
+    acl_->entries[0] = ACL{ZOO_PERM_ALL, Id{const_cast<char*>("digest"), acl_->digest.data()}};
+    acl_->entries[1] =
+        ACL{ZOO_PERM_READ, Id{const_cast<char*>("world"), const_cast<char*>("anyone")}};
+    acl_->vector = ACL_vector{2, acl_->entries};
+  }
+}
 
 Result<std::unique_ptr<ZooKeeperStore>> ZooKeeperStore::connect(ZooKeeperOptions options,
                                                                  Logger logger) {
@@ -104,6 +157,27 @@ Status ZooKeeperStore::open_session() {
     return Status(ErrorCode::kUnavailable,
                   "no ZooKeeper session with " + options_.servers + " within " +
                       std::to_string(options_.connection_timeout.count()) + " ms");
+  }
+  lock.unlock();
+  if (!options_.auth_payload.empty()) {
+    // The client library sends it again after each reconnection of this handle.
+    std::promise<int> added;
+    auto done = added.get_future();
+    const int rc = zoo_add_auth(
+        zh, "digest", options_.auth_payload.data(), static_cast<int>(options_.auth_payload.size()),
+        [](int result, const void* data) {
+          static_cast<std::promise<int>*>(const_cast<void*>(data))->set_value(result);
+        },
+        &added);
+    const bool answered =
+        rc == ZOK && done.wait_for(options_.connection_timeout) == std::future_status::ready;
+    const int result = answered ? done.get() : rc;
+    if (!answered || result != ZOK) {
+      zookeeper_close(zh);
+      return Status(ErrorCode::kUnavailable, "ZooKeeper at " + options_.servers +
+                                                 " did not accept the digest of " +
+                                                 "storm.zookeeper.auth.payload: " + zerror(result));
+    }
   }
   handle_ = zh;
   return Status::ok();
@@ -247,6 +321,10 @@ Status ZooKeeperStore::to_status(int rc, std::string_view what, std::string_view
                                                      " is ephemeral and cannot have children");
     case ZBADARGUMENTS:
       return Status(ErrorCode::kInvalidArgument, "invalid node path '" + p + "'");
+    case ZNOAUTH:
+      return Status(ErrorCode::kPermissionDenied,
+                    "ZooKeeper refused to " + std::string(what) + " node " + p +
+                        ": its ACL does not allow this client (storm.zookeeper.auth.payload)");
     case ZSESSIONEXPIRED:
     case ZINVALIDSTATE:
     case ZAUTHFAILED:
@@ -273,8 +351,8 @@ Result<std::string> ZooKeeperStore::create(std::string_view path, std::string_vi
   bool lost = false;
   int rc = with_retries("create", path, [&](zhandle_t* zh) {
     int r = zoo_create(zh, p.c_str(), data.data(), static_cast<int>(data.size()),
-                       &ZOO_OPEN_ACL_UNSAFE, create_flags(mode), created.data(),
-                       static_cast<int>(created.size()));
+                       acl_ ? &acl_->vector : &ZOO_OPEN_ACL_UNSAFE, create_flags(mode),
+                       created.data(), static_cast<int>(created.size()));
     lost = lost || is_connection_loss(r);
     return r;
   });

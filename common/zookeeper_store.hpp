@@ -47,10 +47,17 @@ struct ZooKeeperOptions {
   // First wait for reconnection; doubles per attempt up to the ceiling. Default 1 s / 30 s.
   std::chrono::milliseconds retry_interval{1000};
   std::chrono::milliseconds retry_interval_ceiling{30000};
+  // Digest authentication (storm.zookeeper.auth.scheme "digest",
+  // storm.zookeeper.auth.payload "user:password"): every session adds it, and
+  // every node this store creates carries the ACL "all for this digest, read
+  // for anyone", so a client without the payload can read the cluster's
+  // state but not change it. Empty: no authentication, open ACLs.
+  std::string auth_payload;
 
   // From storm.zookeeper.{servers,port,session.timeout,connection.timeout,
-  // retry.times,retry.interval,retry.intervalceiling.millis}.
-  // Throws ConfigError on a wrong type.
+  // retry.times,retry.interval,retry.intervalceiling.millis,auth.scheme,
+  // auth.payload}. Throws ConfigError on a wrong type, a scheme other than
+  // "digest" or a payload that is not user:password.
   static ZooKeeperOptions from_config(const Config& config);
 };
 
@@ -98,6 +105,10 @@ class ZooKeeperStore final : public CoordinationStore {
 
   const ZooKeeperOptions options_;
   const Logger logger_;
+  // The ACL of the nodes this store creates (options_.auth_payload); null:
+  // open ACLs.
+  struct Acl;
+  std::unique_ptr<Acl> acl_;
 
   mutable std::shared_mutex handle_mutex_;
   zhandle_t* handle_ = nullptr;  // guarded by handle_mutex_

@@ -87,7 +87,13 @@ void check_control(const Plan& p, FrameType type, const ControlMessage& c) {
   FrameEncoder encoder;
   switch (type) {
     case FrameType::kHello:
-      encoder.add_hello(c.topology_id, c.host, c.port);
+      encoder.add_hello(c.topology_id, c.host, c.port, c.nonce);
+      break;
+    case FrameType::kChallenge:
+      encoder.add_challenge(c.nonce, c.proof);
+      break;
+    case FrameType::kProof:
+      encoder.add_proof(c.proof);
       break;
     case FrameType::kHelloAck:
       encoder.add_hello_ack();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/security/secrets.hpp"
 #include "common/thrift/codec.hpp"
 #include "nimbus/topology_structure.hpp"
 #include "scheduler/cluster_state.hpp"
@@ -17,6 +18,9 @@ NimbusOptions NimbusOptions::from_config(const Config& config) {
   using std::chrono::milliseconds;
   using std::chrono::seconds;
   o.host = config.get_string("nimbus.thrift.host", o.host);
+  if (config.get_bool("nimbus.thrift.client.use.tls", false)) {
+    o.client_tls = security::tls_files_from_config(config, "nimbus.thrift.tls.client");
+  }
   o.root = config.get_string(keys::kZookeeperRoot, o.root);
   auto secs = [&](std::string_view key, std::chrono::milliseconds fallback) {
     if (!config.contains(key)) return fallback;
@@ -70,10 +74,11 @@ Nimbus::Nimbus(CoordinationStore& store, BlobStore& blobs, NimbusOptions options
 
 Nimbus::~Nimbus() { stop(); }
 
-Status Nimbus::start(int port) {
+Status Nimbus::start(int port, int tls_port) {
   if (Status s = paths_.ensure_directories(store_); !s) return s;
   self_.host = options_.host;
   self_.port = port;
+  if (tls_port > 0) self_.__set_tls_port(tls_port);
   self_.version = "0.1.0";
   session_listener_ = store_.add_session_listener([this](SessionEvent event) {
     if (event == SessionEvent::kNewSession || event == SessionEvent::kConnected) {
@@ -188,7 +193,7 @@ Result<Nimbus::Loaded> Nimbus::load(const thrift::TopologyRecord& record) {
   if (!config) return config.status();
   auto request = request_from_structure(record.id, info->structure, *config);
   if (!request) return request.status();
-  Loaded loaded{info->structure, info->config, std::move(*request)};
+  Loaded loaded{info->structure, info->config, std::move(*request), info->secret};
   std::lock_guard lock(mutex_);
   loaded_[record.id] = loaded;
   return loaded;
@@ -268,7 +273,7 @@ Status Nimbus::check_fits(const scheduler::TopologyRequest& request) {
 
 Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStructure structure,
                                    const std::map<std::string, thrift::ConfigEntry>& config,
-                                   const std::string& code_blob_key) {
+                                   const std::string& code_blob_key, const std::string& submitter) {
   if (Status s = require_leader(); !s) return s;
   if (!valid_name(name)) {
     return Status(ErrorCode::kInvalidArgument,
@@ -304,6 +309,7 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
   stored.summary.name = name;
   stored.__set_structure(structure);
   stored.__set_config(config);
+  stored.__set_secret(security::random_bytes(32));  // the workers' proof of membership
   auto put = blobs_.put(topology_blob_key(id), encode_thrift(stored));
   if (!put) return put.status();
 
@@ -318,6 +324,17 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
   record.num_workers = request->workers;
   for (const auto& c : structure.components) record.component_executors[c.id] = c.parallelism;
   record.priority = request->priority;
+  record.owner = submitter;
+  try {
+    for (const char* key : {"topology.users", "topology.readonly.users"}) {
+      const Config::Entry* entry = topology_config->find(key);
+      if (entry == nullptr || entry->value.is_null()) continue;
+      auto users = topology_config->get_string_list(key);
+      (std::string_view(key) == "topology.users" ? record.users : record.readonly_users) = users;
+    }
+  } catch (const ConfigError& e) {
+    return Status(ErrorCode::kInvalidArgument, "topology '" + name + "': " + e.what());
+  }
   if (auto created = store_.create(paths_.topology(id), encode_thrift(record)); !created) {
     (void)blobs_.remove(topology_blob_key(id));
     return created.status();
@@ -326,6 +343,29 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
   logger_.info("submitted topology {} as {} ({} executors)", name, id, request->executors.size());
   trigger();
   return id;
+}
+
+namespace {
+
+security::TopologyAcl acl_of(const thrift::TopologyRecord& record) {
+  return security::TopologyAcl{record.name, record.owner, record.users, record.readonly_users};
+}
+
+}  // namespace
+
+Result<security::TopologyAcl> Nimbus::topology_acl(const std::string& id_or_name) {
+  auto found = find_record(id_or_name);
+  if (!found) return found.status();
+  return acl_of(found->first);
+}
+
+std::optional<security::TopologyAcl> Nimbus::blob_acl(const std::string& blob_key) {
+  auto records = all_records();
+  if (!records) return std::nullopt;
+  for (const auto& r : *records) {
+    if (r.code_blob_key == blob_key || r.structure_blob_key == blob_key) return acl_of(r);
+  }
+  return std::nullopt;
 }
 
 Status Nimbus::kill(const std::string& name, std::optional<int> wait_secs) {

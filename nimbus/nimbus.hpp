@@ -36,6 +36,8 @@
 #include "common/coordination_store.hpp"
 #include "common/leader_election.hpp"
 #include "common/logger.hpp"
+#include "common/security/authorizer.hpp"
+#include "common/security/tls.hpp"
 #include "common/status.hpp"
 #include "rstorm/config.hpp"
 #include "rstorm_thrift/rstorm_types.h"
@@ -68,6 +70,9 @@ struct NimbusOptions {
   std::chrono::milliseconds max_replication_wait{60000};
   // Download chunk size. Default 1 MiB (storm.blobstore.chunk.size.bytes).
   std::size_t chunk_bytes = 1 << 20;
+  // A standby's certificate for reading code from the leader's TLS port
+  // (nimbus.thrift.tls.client.* with nimbus.thrift.client.use.tls). Default none.
+  std::optional<security::TlsFiles> client_tls;
   // Milliseconds since the epoch. Default: the system clock. Tests may inject one.
   std::function<std::int64_t()> now_ms;
 
@@ -83,8 +88,8 @@ class Nimbus {
   Nimbus& operator=(const Nimbus&) = delete;
 
   // Creates the cluster directories, joins the election advertising
-  // host:`port` and starts the monitor thread.
-  Status start(int port);
+  // host:`port` (and `tls_port`, 0 without TLS) and starts the monitor thread.
+  Status start(int port, int tls_port = 0);
   // Leaves the election and joins the monitor thread. Idempotent.
   void stop();
 
@@ -93,9 +98,11 @@ class Nimbus {
   Result<thrift::NimbusSummary> leader() const;
 
   // ---- the Nimbus service (see common/thrift/rstorm.thrift)
+  // `submitter`: the submitting user in secure mode (the topology's owner);
+  // empty otherwise.
   Result<std::string> submit(const std::string& name, thrift::TopologyStructure structure,
                              const std::map<std::string, thrift::ConfigEntry>& config,
-                             const std::string& code_blob_key);
+                             const std::string& code_blob_key, const std::string& submitter = {});
   Status kill(const std::string& name, std::optional<int> wait_secs);
   Status activate(const std::string& name);
   Status deactivate(const std::string& name);
@@ -110,6 +117,13 @@ class Nimbus {
   Result<thrift::DownloadHandle> begin_download(const std::string& blob_key);
   Result<std::string> download_chunk(const std::string& session);
   Status supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat);
+
+  // ---- what the authorizer needs
+  // The ACL of a running topology (by id or name); kNotFound otherwise.
+  Result<security::TopologyAcl> topology_acl(const std::string& id_or_name);
+  // The ACL of the topology whose code or structure is `blob_key`; nullopt
+  // when no running topology uses it.
+  std::optional<security::TopologyAcl> blob_acl(const std::string& blob_key);
 
   // Wakes the monitor thread for a round now (tests, watches).
   void trigger();
@@ -127,6 +141,7 @@ class Nimbus {
     thrift::TopologyStructure structure;
     std::map<std::string, thrift::ConfigEntry> config;
     scheduler::TopologyRequest request;  // without `current`
+    std::string secret;                  // the workers' data-plane secret
   };
   struct SlotKey {
     std::string topology;

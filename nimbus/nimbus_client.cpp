@@ -2,6 +2,7 @@
 
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSSLSocket.h>
 #include <thrift/transport/TSocket.h>
 #include <thrift/transport/TTransportException.h>
 
@@ -19,6 +20,7 @@ using apache::thrift::transport::TSocket;
 
 struct NimbusClient::Connection {
   NimbusAddress address;
+  std::shared_ptr<apache::thrift::transport::TSSLSocketFactory> tls;  // outlives the socket
   std::shared_ptr<TFramedTransport> transport;
   std::unique_ptr<thrift::NimbusClient> client;
   ~Connection() {
@@ -32,13 +34,20 @@ struct NimbusClient::Connection {
 namespace {
 
 Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
-    const NimbusAddress& address, std::chrono::milliseconds timeout);
+    const NimbusAddress& address, std::chrono::milliseconds timeout,
+    const std::shared_ptr<apache::thrift::transport::TSSLSocketFactory>& tls);
 
 }  // namespace
 
-std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const std::string& cause) {
+std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const std::string& cause,
+                                bool tls) {
   std::string where;
   for (const auto& s : seeds) where += (where.empty() ? "" : ", ") + s.to_string();
+  const std::string explained = security::explain_tls_failure(cause, tls);
+  if (explained != cause ||
+      (tls && (cause.find("SSL") != std::string::npos || cause.find("TLS") != std::string::npos))) {
+    return "nimbus at " + where + " and this client do not agree on TLS: " + explained;
+  }
   return "cannot reach nimbus at " + where + " (" + cause +
          "): is rstorm-nimbus running? see `rstorm dev-cluster`";
 }
@@ -46,11 +55,18 @@ std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const s
 namespace {
 
 Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
-    const NimbusAddress& address, std::chrono::milliseconds timeout) {
+    const NimbusAddress& address, std::chrono::milliseconds timeout,
+    const std::shared_ptr<apache::thrift::transport::TSSLSocketFactory>& tls) {
   auto connection = std::make_unique<NimbusClient::Connection>();
   connection->address = address;
+  connection->tls = tls;
   try {
-    auto socket = std::make_shared<TSocket>(address.host, address.port);
+    std::shared_ptr<TSocket> socket;
+    if (tls) {
+      socket = tls->createSocket(address.host, address.port);
+    } else {
+      socket = std::make_shared<TSocket>(address.host, address.port);
+    }
     socket->setConnTimeout(static_cast<int>(timeout.count()));
     socket->setRecvTimeout(static_cast<int>(timeout.count()));
     socket->setSendTimeout(static_cast<int>(timeout.count()));
@@ -59,7 +75,8 @@ Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
     connection->client = std::make_unique<thrift::NimbusClient>(protocol);
     connection->transport->open();
   } catch (const std::exception& e) {
-    return Status(ErrorCode::kUnavailable, unreachable_message({address}, e.what()));
+    return Status(ErrorCode::kUnavailable,
+                  unreachable_message({address}, e.what(), tls != nullptr));
   }
   return connection;
 }
@@ -91,7 +108,17 @@ Result<NimbusAddress> parse_nimbus_seed(const std::string& entry, int default_po
 NimbusClient::Options NimbusClient::options_from_config(const Config& config) {
   Options options;
   options.seeds.clear();
-  const int port = static_cast<int>(config.get_int(keys::kNimbusThriftPort, 6627));
+  const bool use_tls = config.get_bool("nimbus.thrift.client.use.tls", false);
+  if (use_tls) {
+    options.tls = security::tls_files_from_config(config, "nimbus.thrift.tls.client");
+    if (!options.tls) {
+      throw ConfigError(
+          "nimbus.thrift.client.use.tls is true but nimbus.thrift.tls.client.cert.path, "
+          ".key.path and .ca.path are not set (the client's certificate, key and CA bundle)");
+    }
+  }
+  const int port = use_tls ? static_cast<int>(config.get_int("nimbus.thrift.tls.port", 6067))
+                           : static_cast<int>(config.get_int(keys::kNimbusThriftPort, 6627));
   for (const std::string& entry : config.get_string_list(keys::kNimbusSeeds)) {
     auto seed = parse_nimbus_seed(entry, port);
     if (!seed) throw ConfigError(seed.status().message());
@@ -101,13 +128,21 @@ NimbusClient::Options NimbusClient::options_from_config(const Config& config) {
   return options;
 }
 
-NimbusClient::NimbusClient(Options options, std::unique_ptr<Connection> connection)
-    : options_(std::move(options)), connection_(std::move(connection)) {}
+NimbusClient::NimbusClient(Options options,
+                           std::shared_ptr<apache::thrift::transport::TSSLSocketFactory> tls,
+                           std::unique_ptr<Connection> connection)
+    : options_(std::move(options)), tls_(std::move(tls)), connection_(std::move(connection)) {}
 
 NimbusClient::~NimbusClient() = default;
 
 Result<std::unique_ptr<NimbusClient>> NimbusClient::connect(Options options) {
   if (options.seeds.empty()) return Status(ErrorCode::kInvalidArgument, "no nimbus seeds given");
+  std::shared_ptr<apache::thrift::transport::TSSLSocketFactory> tls;
+  if (options.tls) {
+    auto factory = security::client_socket_factory(*options.tls);
+    if (!factory) return factory.status();
+    tls = std::move(*factory);
+  }
   std::string causes;
   const auto note = [&](const std::string& cause) {
     causes += (causes.empty() ? "" : "; ") + cause;
@@ -116,23 +151,33 @@ Result<std::unique_ptr<NimbusClient>> NimbusClient::connect(Options options) {
   // progress): used when no seed does better, since it still answers reads.
   std::unique_ptr<NimbusClient> fallback;
   for (const NimbusAddress& seed : options.seeds) {
-    auto connection = open_connection(seed, options.timeout);
+    auto connection = open_connection(seed, options.timeout, tls);
     if (!connection) {
       note(connection.status().message());
       continue;
     }
-    std::unique_ptr<NimbusClient> client(new NimbusClient(options, std::move(*connection)));
+    std::unique_ptr<NimbusClient> client(new NimbusClient(options, tls, std::move(*connection)));
     if (!options.follow_leader) return client;
     auto leader = client->leader();
     if (!leader) {
       // No leader elected (yet): this nimbus still answers reads.
       if (leader.code() == ErrorCode::kNotFound) return client;
+      if (client->transport_failed_) {  // it did not answer at all (e.g. TLS refused)
+        note(leader.status().message());
+        continue;
+      }
       note(seed.to_string() + ": " + leader.status().message());
       if (!fallback) fallback = std::move(client);
       continue;
     }
-    NimbusAddress at{leader->host, leader->port};
+    NimbusAddress at{leader->host, tls ? leader->tls_port : leader->port};
     if (at == seed) return client;
+    if (tls && leader->tls_port <= 0) {
+      note("the leader named by " + seed.to_string() + ", " + leader->host + ":" +
+           std::to_string(leader->port) + ", serves no TLS port (nimbus.thrift.tls.port)");
+      if (!fallback) fallback = std::move(client);
+      continue;
+    }
     if (Status s = client->reconnect(at); !s) {
       note("leader named by " + seed.to_string() + ": " + s.message());
       if (!fallback) fallback = std::move(client);
@@ -150,7 +195,7 @@ NimbusAddress NimbusClient::address() const {
 }
 
 Status NimbusClient::reconnect(const NimbusAddress& address) {
-  auto connection = open_connection(address, options_.timeout);
+  auto connection = open_connection(address, options_.timeout, tls_);
   if (!connection) return connection.status();
   std::lock_guard lock(mutex_);
   connection_ = std::move(*connection);
@@ -166,6 +211,7 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
     {
       std::lock_guard lock(mutex_);
       try {
+        transport_failed_ = false;
         call(*connection_->client);
         return Status::ok();
       } catch (const thrift::NotFoundException& e) {
@@ -178,6 +224,8 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
         return Status(ErrorCode::kInvalidArgument, e.msg);
       } catch (const thrift::CorruptBlobException& e) {
         return Status(ErrorCode::kCorruption, e.msg);
+      } catch (const thrift::AuthorizationException& e) {
+        return Status(ErrorCode::kPermissionDenied, e.msg);
       } catch (const thrift::NotLeaderException& e) {
         if (!follow || !options_.follow_leader) return Status(ErrorCode::kUnavailable, e.msg);
         if (e.leader_host.empty()) {
@@ -189,16 +237,24 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
                                                        " s");
           }
           redirect = connection_->address;
+        } else if (tls_) {
+          if (e.leader_tls_port <= 0) {
+            return Status(ErrorCode::kUnavailable,
+                          e.msg + ", which serves no TLS port (nimbus.thrift.tls.port)");
+          }
+          redirect = NimbusAddress{e.leader_host, e.leader_tls_port};
         } else {
           redirect = NimbusAddress{e.leader_host, e.leader_port};
         }
       } catch (const std::exception& e) {
         // The connection is in an unknown state; the next call reconnects.
+        transport_failed_ = true;
         const NimbusAddress at = connection_->address;
-        auto fresh = open_connection(at, options_.timeout);
+        auto fresh = open_connection(at, options_.timeout, tls_);
         if (fresh) connection_ = std::move(*fresh);
-        return Status(ErrorCode::kUnavailable,
-                      std::string(what) + ": " + unreachable_message({at}, e.what()));
+        return Status(
+            ErrorCode::kUnavailable,
+            std::string(what) + ": " + unreachable_message({at}, e.what(), tls_ != nullptr));
       }
     }
     if (leaderless_retries > 0 && *redirect == address()) {

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "common/security/tls.hpp"
 #include "common/status.hpp"
 #include "rstorm/config.hpp"
 #include "rstorm_thrift/rstorm_types.h"
@@ -52,9 +53,14 @@ class NimbusClient {
     // Reconnect to the leader getLeader() names. Default true. False for a
     // client that must talk to exactly this nimbus (e.g. a standby reading code).
     bool follow_leader = true;
+    // Mutual TLS with these files (nimbus.thrift.tls.client.*); the seeds are
+    // then TLS ports and the leader is followed to its TLS port.
+    std::optional<security::TlsFiles> tls;
   };
-  // Seeds from nimbus.seeds: each entry "host" (port nimbus.thrift.port) or
-  // "host:port". Throws ConfigError on a wrong type or a malformed entry.
+  // Seeds from nimbus.seeds: each entry "host" (port nimbus.thrift.port, or
+  // nimbus.thrift.tls.port with nimbus.thrift.client.use.tls) or "host:port";
+  // the client certificate from nimbus.thrift.tls.client.*. Throws ConfigError
+  // on a wrong type, a malformed entry or TLS asked for without its files.
   static Options options_from_config(const Config& config);
 
   // kUnavailable: "cannot reach nimbus at 127.0.0.1:6627 (...): is rstorm-nimbus
@@ -98,7 +104,8 @@ class NimbusClient {
   struct Connection;
 
  private:
-  NimbusClient(Options options, std::unique_ptr<Connection> connection);
+  NimbusClient(Options options, std::shared_ptr<apache::thrift::transport::TSSLSocketFactory> tls,
+               std::unique_ptr<Connection> connection);
   // Runs `call` on the connection; maps exceptions; on NotLeader follows the
   // leader once when `follow` is set.
   template <typename F>
@@ -106,8 +113,12 @@ class NimbusClient {
   Status reconnect(const NimbusAddress& address);
 
   const Options options_;
+  // The TLS context every connection's socket is made from; null without TLS.
+  std::shared_ptr<apache::thrift::transport::TSSLSocketFactory> tls_;
   mutable std::mutex mutex_;
   std::unique_ptr<Connection> connection_;  // guarded by mutex_
+  // The last call failed in the transport (not an answer from nimbus).
+  bool transport_failed_ = false;  // guarded by mutex_
 };
 
 // One nimbus.seeds entry: "host" (at `default_port`) or "host:port" with a
@@ -115,7 +126,9 @@ class NimbusClient {
 // "nimbus.seeds entry 'a:b:c' is not host or host:port".
 Result<NimbusAddress> parse_nimbus_seed(const std::string& entry, int default_port);
 
-// The message for an unreachable nimbus, with what to do about it.
-std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const std::string& cause);
+// The message for an unreachable nimbus, with what to do about it. A TLS
+// failure (`tls`: this client spoke TLS) is explained as such instead.
+std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const std::string& cause,
+                                bool tls = false);
 
 }  // namespace rstorm::nimbus

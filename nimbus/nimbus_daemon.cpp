@@ -15,6 +15,12 @@ Result<std::unique_ptr<NimbusDaemon>> NimbusDaemon::start(
     options = NimbusOptions::from_config(config);
     server_options.host = options.host;
     server_options.port = static_cast<int>(config.get_int(keys::kNimbusThriftPort));
+    server_options.tls = security::tls_files_from_config(config, "nimbus.thrift.tls.server");
+    server_options.tls_port = static_cast<int>(config.get_int("nimbus.thrift.tls.port", 6067));
+    server_options.plaintext =
+        !server_options.tls || !config.get_bool("nimbus.thrift.tls.server.only", true);
+    server_options.authorizer = security::Authorizer::options_from_config(config);
+    server_options.principals = security::PrincipalMapper::from_config(config);
     dir = std::filesystem::path(config.get_string(keys::kLocalDir)) / "nimbus";
     if (!store) {
       auto zk = ZooKeeperStore::connect(ZooKeeperOptions::from_config(config),
@@ -40,7 +46,9 @@ Result<std::unique_ptr<NimbusDaemon>> NimbusDaemon::start(
   d->server_ = std::make_unique<NimbusServer>(*d->nimbus_, server_options, logger);
   if (Status s = d->server_->start(); !s) return s;
   d->start_metrics(config);  // before the monitor thread runs: it reports round durations
-  if (Status s = d->nimbus_->start(d->server_->port()); !s) return s;
+  // Advertised to clients and standbys: the plaintext port when served, else
+  // the TLS port (a plaintext client dialling it is told the port speaks TLS).
+  if (Status s = d->nimbus_->start(d->port(), d->tls_port()); !s) return s;
   return d;
 }
 

@@ -32,7 +32,12 @@ class NimbusDaemon {
   void stop();
 
   Nimbus& nimbus() { return *nimbus_; }
-  int port() const { return server_ ? server_->port() : 0; }
+  // The advertised Thrift port: plaintext when served, else TLS.
+  int port() const {
+    if (!server_) return 0;
+    return server_->port() != 0 ? server_->port() : server_->tls_port();
+  }
+  int tls_port() const { return server_ ? server_->tls_port() : 0; }
   // Where /metrics listens (nimbus.metrics.port; -1: off); 0 when not serving.
   int metrics_port() const { return metrics_ ? metrics_->server().port() : 0; }
   CoordinationStore& store() { return *store_; }

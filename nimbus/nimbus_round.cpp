@@ -508,6 +508,10 @@ void Nimbus::standby_sync() {
   if (!at || (at->host == self_.host && at->port == self_.port)) return;
   NimbusClient::Options options;
   options.seeds = {{at->host, at->port}};
+  if (options_.client_tls) {
+    options.seeds = {{at->host, at->tls_port}};
+    options.tls = options_.client_tls;
+  }
   options.follow_leader = false;
   options.timeout = std::chrono::milliseconds(10000);
   auto client = NimbusClient::connect(options);

@@ -1,14 +1,19 @@
 #include "nimbus/nimbus_server.hpp"
 
-#include <algorithm>
-
 #include <thrift/TProcessor.h>
+#include <thrift/Thrift.h>
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/server/TThreadedServer.h>
 #include <thrift/transport/TBufferTransports.h>
+#include <thrift/transport/TSSLServerSocket.h>
 #include <thrift/transport/TServerSocket.h>
+#include <thrift/transport/TSocket.h>
 
+#include <algorithm>
 #include <future>
+#include <mutex>
+#include <optional>
+#include <set>
 
 #include "rstorm_thrift/Nimbus.h"
 
@@ -43,12 +48,18 @@ namespace {
       e.msg = s.message();
       throw e;
     }
+    case ErrorCode::kPermissionDenied: {
+      thrift::AuthorizationException e;
+      e.msg = s.message();
+      throw e;
+    }
     case ErrorCode::kUnavailable: {
       thrift::NotLeaderException e;
       e.msg = s.message();
       if (auto leader = nimbus.leader()) {
         e.leader_host = leader->host;
         e.leader_port = leader->port;
+        if (leader->tls_port > 0) e.__set_leader_tls_port(leader->tls_port);
         e.msg += "; the leader is " + leader->host + ":" + std::to_string(leader->port);
       }
       throw e;
@@ -69,56 +80,189 @@ void check(const Status& s, Nimbus& nimbus, bool illegal_state = false) {
   if (!s) raise(s, nimbus, illegal_state);
 }
 
+using security::Operation;
+
+// One connection's handler: it knows who is calling (the principal of the
+// connection's certificate, mapped to a local user; nobody on plaintext) and
+// checks every call with the authorizer before Nimbus sees it.
 class Handler final : public thrift::NimbusIf {
  public:
-  explicit Handler(Nimbus& nimbus) : n_(nimbus) {}
+  Handler(Nimbus& nimbus, std::shared_ptr<const security::Authorizer> authorizer,
+          const security::PrincipalMapper& principals,
+          std::shared_ptr<apache::thrift::transport::TTransport> transport, const Logger& logger)
+      : n_(nimbus),
+        authorizer_(std::move(authorizer)),
+        principals_(principals),
+        transport_(std::move(transport)),
+        logger_(logger) {}
 
   void submitTopology(std::string& out, const std::string& name,
                       const thrift::TopologyStructure& structure,
                       const std::map<std::string, thrift::ConfigEntry>& config,
                       const std::string& code_blob_key) override {
-    out = unwrap(n_.submit(name, structure, config, code_blob_key), n_);
+    allow(Operation::kSubmit, nullptr, name);
+    out = unwrap(n_.submit(name, structure, config, code_blob_key, user()), n_);
   }
   void killTopology(const std::string& name, const thrift::KillOptions& options) override {
+    allow_on(Operation::kKill, name);
     check(n_.kill(name,
                   options.__isset.wait_secs ? std::optional<int>(options.wait_secs) : std::nullopt),
           n_);
   }
-  void activate(const std::string& name) override { check(n_.activate(name), n_, true); }
-  void deactivate(const std::string& name) override { check(n_.deactivate(name), n_, true); }
+  void activate(const std::string& name) override {
+    allow_on(Operation::kActivate, name);
+    check(n_.activate(name), n_, true);
+  }
+  void deactivate(const std::string& name) override {
+    allow_on(Operation::kDeactivate, name);
+    check(n_.deactivate(name), n_, true);
+  }
   void rebalance(const std::string& name, const thrift::RebalanceOptions& options) override {
+    allow_on(Operation::kRebalance, name);
     check(n_.rebalance(name, options), n_);
   }
-  void getClusterInfo(thrift::ClusterSummary& out) override { out = unwrap(n_.cluster_info(), n_); }
+  void getClusterInfo(thrift::ClusterSummary& out) override {
+    allow(Operation::kList, nullptr, "");
+    out = unwrap(n_.cluster_info(), n_);
+  }
   void getTopologyInfo(thrift::TopologyInfo& out, const std::string& id) override {
+    allow_on(Operation::kDescribe, id);
     out = unwrap(n_.topology_info(id), n_);
+    // The data-plane secret goes only to supervisors (and admins) over TLS.
+    if (!authorizer_->may_read_secrets(user())) {
+      out.secret.clear();
+      out.__isset.secret = false;
+    }
   }
   void getPlacement(thrift::TopologyPlacement& out, const std::string& id) override {
+    allow_on(Operation::kDescribe, id);
     out = unwrap(n_.placement(id), n_);
   }
   void beginFileUpload(std::string& out, const std::string& blob_key) override {
+    allow(Operation::kUpload, nullptr, blob_key);
+    if (authorizer_->enabled()) {
+      // Code a topology runs is never replaced, and nimbus's own blobs are its own.
+      if (auto acl = n_.blob_acl(blob_key)) {
+        deny("blob '" + blob_key + "' is the code of running topology '" + acl->name +
+             "' and cannot be replaced; upload under a new key");
+      }
+      if (blob_key.ends_with(".topology")) {
+        deny("blob keys ending in '.topology' are nimbus's own");
+      }
+    }
     out = unwrap(n_.begin_upload(blob_key), n_);
+    own(out);
   }
   void uploadChunk(const std::string& session, const std::string& chunk) override {
+    require_own(session);
     check(n_.upload_chunk(session, chunk), n_);
   }
   void finishFileUpload(thrift::BlobSummary& out, const std::string& session, int64_t size,
                         const std::string& sha256) override {
+    require_own(session);
     out = unwrap(n_.finish_upload(session, size, sha256), n_);
   }
   void beginFileDownload(thrift::DownloadHandle& out, const std::string& blob_key) override {
+    const auto acl = authorizer_->enabled() ? n_.blob_acl(blob_key) : std::nullopt;
+    allow(Operation::kDownload, acl ? &*acl : nullptr, "blob '" + blob_key + "'");
     out = unwrap(n_.begin_download(blob_key), n_);
+    own(out.session);
   }
   void downloadChunk(std::string& out, const std::string& session) override {
+    require_own(session);
     out = unwrap(n_.download_chunk(session), n_);
   }
   void getLeader(thrift::NimbusSummary& out) override { out = unwrap(n_.leader(), n_); }
   void supervisorHeartbeat(const thrift::SupervisorHeartbeat& heartbeat) override {
+    allow(Operation::kSupervisorHeartbeat, nullptr, "supervisor " + heartbeat.info.id);
     check(n_.supervisor_heartbeat(heartbeat), n_);
   }
 
  private:
+  // The caller's local user; empty on a plaintext connection. Known once the
+  // TLS handshake is done, which precedes the first call.
+  const std::string& user() {
+    if (!user_) {
+      principal_ = security::peer_principal(transport_).value_or("");
+      user_ = principal_.empty() ? std::string() : principals_.to_local(principal_);
+    }
+    return *user_;
+  }
+  std::string who() {
+    const std::string& u = user();
+    std::string peer = "?";
+    if (auto socket = std::dynamic_pointer_cast<apache::thrift::transport::TSocket>(transport_)) {
+      peer = socket->getPeerAddress() + ":" + std::to_string(socket->getPeerPort());
+    }
+    if (u.empty()) return "unauthenticated client at " + peer;
+    return "user '" + u + "'" + (principal_ != u ? " (principal '" + principal_ + "')" : "") +
+           " at " + peer;
+  }
+  [[noreturn]] void deny(const std::string& message) {
+    logger_.warn("denied {}: {}", who(), message);
+    thrift::AuthorizationException e;
+    e.msg = message;
+    throw e;
+  }
+  void allow(Operation op, const security::TopologyAcl* topology, const std::string& target) {
+    if (!authorizer_->enabled()) return;
+    Status s = authorizer_->check(user(), op, topology);
+    if (s) return;
+    if (topology == nullptr && !target.empty() && op != Operation::kList) {
+      deny(s.message() + " [" + target + "]");
+    }
+    deny(s.message());
+  }
+  // A per-topology operation: the topology's ACL, then the check. An unknown
+  // topology is answered as such (after the caller proves it may list).
+  void allow_on(Operation op, const std::string& id_or_name) {
+    if (!authorizer_->enabled()) return;
+    auto acl = n_.topology_acl(id_or_name);
+    if (!acl) {
+      allow(Operation::kList, nullptr, "");
+      raise(acl.status(), n_);
+    }
+    allow(op, &*acl, "");
+  }
+  void own(const std::string& session) {
+    if (authorizer_->enabled()) sessions_.insert(session);
+  }
+  void require_own(const std::string& session) {
+    if (authorizer_->enabled() && !sessions_.contains(session)) {
+      deny("session '" + session + "' was not opened on this connection");
+    }
+  }
+
   Nimbus& n_;
+  const std::shared_ptr<const security::Authorizer> authorizer_;
+  const security::PrincipalMapper& principals_;
+  const std::shared_ptr<apache::thrift::transport::TTransport> transport_;
+  const Logger& logger_;
+  std::optional<std::string> user_;
+  std::string principal_;
+  std::set<std::string> sessions_;
+};
+
+// One Handler per accepted connection, so that each knows its caller.
+class HandlerFactory final : public apache::thrift::TProcessorFactory {
+ public:
+  HandlerFactory(Nimbus& nimbus, std::shared_ptr<const security::Authorizer> authorizer,
+                 const security::PrincipalMapper& principals, const Logger& logger)
+      : nimbus_(nimbus),
+        authorizer_(std::move(authorizer)),
+        principals_(principals),
+        logger_(logger) {}
+  std::shared_ptr<apache::thrift::TProcessor> getProcessor(
+      const apache::thrift::TConnectionInfo& info) override {
+    return std::make_shared<thrift::NimbusProcessor>(
+        std::make_shared<Handler>(nimbus_, authorizer_, principals_, info.transport, logger_));
+  }
+
+ private:
+  Nimbus& nimbus_;
+  const std::shared_ptr<const security::Authorizer> authorizer_;
+  const security::PrincipalMapper& principals_;
+  const Logger& logger_;
 };
 
 // Tells start() when the socket listens.
@@ -164,48 +308,121 @@ class FramedTransportFactory final : public apache::thrift::transport::TTranspor
 
 }  // namespace
 
+namespace {
+
+// Thrift reports a connection that ended badly (a refused TLS handshake, a
+// client that vanished) on its global output; those lines go to the first
+// server's log, without the echoes of the same event from the socket's close.
+std::optional<Logger> thrift_logger;
+std::once_flag thrift_output_once;
+
+void thrift_output(const char* text) {
+  std::string_view line(text);
+  if (line.find("SSL_shutdown") != std::string_view::npos ||
+      line.find("close failed") != std::string_view::npos) {
+    return;
+  }
+  constexpr std::string_view kDied = "TConnectedClient died: ";
+  if (auto at = line.find(kDied); at != std::string_view::npos) {
+    thrift_logger->warn("connection ended: {}", line.substr(at + kDied.size()));
+    return;
+  }
+  thrift_logger->info("thrift: {}", line);
+}
+
+}  // namespace
+
 NimbusServer::NimbusServer(Nimbus& nimbus, Options options, Logger logger)
-    : nimbus_(nimbus), options_(std::move(options)), logger_(std::move(logger)) {}
+    : nimbus_(nimbus),
+      options_(std::move(options)),
+      logger_(std::move(logger)),
+      authorizer_(std::make_shared<security::Authorizer>(options_.authorizer)) {}
 
 NimbusServer::~NimbusServer() { stop(); }
 
 Status NimbusServer::start() {
+  std::call_once(thrift_output_once, [&] {
+    thrift_logger = logger_;
+    apache::thrift::GlobalOutput.setOutputFunction(thrift_output);
+  });
+  if (options_.plaintext) {
+    if (Status s = listen(plain_, false); !s) return s;
+  }
+  if (options_.tls) {
+    if (Status s = listen(tls_, true); !s) {
+      stop();
+      return s;
+    }
+  }
+  if (!options_.plaintext && !options_.tls) {
+    return Status(
+        ErrorCode::kInvalidArgument,
+        "nimbus serves neither plaintext nor TLS: nimbus.thrift.tls.server.only is "
+        "true but nimbus.thrift.tls.server.cert.path, .key.path and .ca.path are not set");
+  }
+  if (authorizer_->enabled() && plain_.port != 0) {
+    logger_.warn(
+        "the plaintext port {} is open with an authorizer: its clients are "
+        "unauthenticated and may only ask for the leader",
+        plain_.port);
+  }
+  return Status::ok();
+}
+
+Status NimbusServer::listen(Listener& listener, bool tls) {
   using namespace apache::thrift;
-  auto socket = std::make_shared<transport::TServerSocket>(options_.host, options_.port);
-  auto processor = std::make_shared<thrift::NimbusProcessor>(std::make_shared<Handler>(nimbus_));
+  const int port = tls ? options_.tls_port : options_.port;
+  std::shared_ptr<transport::TServerSocket> socket;
+  if (tls) {
+    auto factory = security::server_socket_factory(*options_.tls);
+    if (!factory) return factory.status();
+    socket = std::make_shared<transport::TSSLServerSocket>(options_.host, port, *factory);
+  } else {
+    socket = std::make_shared<transport::TServerSocket>(options_.host, port);
+  }
+  auto processors =
+      std::make_shared<HandlerFactory>(nimbus_, authorizer_, options_.principals, logger_);
   // Frames over max_frame_bytes are refused before they are buffered
   // (Thrift's own default is 16384000 bytes; ours is the configured one).
   auto transports = std::make_shared<FramedTransportFactory>(options_.max_frame_bytes);
   auto protocols = std::make_shared<protocol::TBinaryProtocolFactory>(
       options_.max_frame_bytes, options_.max_container_elements, false, true);
-  server_ = std::make_shared<server::TThreadedServer>(processor, socket, transports, protocols);
+  listener.server =
+      std::make_shared<server::TThreadedServer>(processors, socket, transports, protocols);
   auto ready = std::make_shared<ReadySignal>();
   auto listening = ready->future();
-  server_->setServerEventHandler(ready);
-  thread_ = std::thread([this, ready] {
+  listener.server->setServerEventHandler(ready);
+  listener.thread = std::thread([this, ready, server = listener.server] {
     try {
-      server_->serve();
+      server->serve();
     } catch (const std::exception& e) {
       if (!ready->fail(e.what())) logger_.error("thrift server stopped: {}", e.what());
     }
   });
   const std::string error = listening.get();
   if (!error.empty()) {
-    thread_.join();
-    server_.reset();
-    return Status(ErrorCode::kUnavailable, "nimbus cannot listen on " + options_.host + ":" +
-                                               std::to_string(options_.port) + ": " + error);
+    listener.thread.join();
+    listener.server.reset();
+    return Status(ErrorCode::kUnavailable, std::string("nimbus cannot listen") +
+                                               (tls ? " with TLS" : "") + " on " + options_.host +
+                                               ":" + std::to_string(port) + ": " + error);
   }
-  port_ = socket->getPort();
-  logger_.info("nimbus listening on {}:{}", options_.host, port_);
+  listener.port = socket->getPort();
+  logger_.info("nimbus listening on {}:{}{}", options_.host, listener.port,
+               tls ? " (mutual TLS)" : "");
   return Status::ok();
 }
 
+void NimbusServer::stop(Listener& listener) {
+  if (!listener.server) return;
+  listener.server->stop();
+  if (listener.thread.joinable()) listener.thread.join();
+  listener.server.reset();
+}
+
 void NimbusServer::stop() {
-  if (!server_) return;
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
-  server_.reset();
+  stop(tls_);
+  stop(plain_);
 }
 
 }  // namespace rstorm::nimbus

@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "common/cluster_paths.hpp"
+#include "common/security/certificates.hpp"
+#include "common/security/secrets.hpp"
 #include "common/zookeeper_store.hpp"
 #include "supervisor/supervisor_options.hpp"
 #include "worker/process/worker_spec.hpp"
@@ -193,8 +196,12 @@ Status DevCluster::start_all() {
     if (!port) return port.status();
     nimbus_ports_.push_back(*port);
   }
+  if (options_.secure) {
+    if (Status s = make_certificates(); !s) return s;
+  }
+  std::string base_yaml;
   {
-    std::ofstream yaml(client_config());
+    std::ostringstream yaml;
     yaml << "# rstorm dev-cluster: client config\n"
          << "storm.zookeeper.servers: [\"127.0.0.1\"]\n"
          << "storm.zookeeper.port: " << zookeeper_port_ << "\n"
@@ -206,9 +213,42 @@ Status DevCluster::start_all() {
          << "nimbus.thrift.port: " << nimbus_ports_.front() << "\n"
          << "# Prometheus file service discovery, written by nimbus and supervisors\n"
          << "storm.metrics.sd.dir: \"" << metrics_sd_dir().string() << "\"\n";
+    if (options_.secure) {
+      const auto tls = tls_dir().string();
+      yaml << "# secure mode: nimbus serves only mutual TLS on these ports, and checks every\n"
+           << "# call against the ACL keys; certificates and keys in " << tls << "\n"
+           << "nimbus.thrift.tls.port: " << nimbus_ports_.front() << "\n"
+           << "nimbus.authorizer: \"simple-acl\"\n"
+           << "nimbus.admins: [\"admin\"]\n"
+           << "nimbus.supervisor.users: [\"supervisor\"]\n"
+           << "nimbus.daemon.users: [\"nimbus\", \"ui\"]\n"
+           << "# workers prove they hold their topology's secret before a tuple is read\n"
+           << "storm.messaging.netty.authentication: true\n";
+    }
+    base_yaml = yaml.str();
+  }
+  {
+    std::ofstream yaml(client_config());
+    yaml << base_yaml << (options_.secure ? tls_client_yaml("alice") : std::string());
+  }
+  if (options_.secure) {
+    for (const char* user : {"bob", "admin"}) {
+      std::ofstream yaml(user_config(user));
+      yaml << base_yaml << tls_client_yaml(user);
+    }
+    // The daemons' own config: also the ZooKeeper digest, which users never see.
+    std::ofstream yaml(daemon_config());
+    std::error_code ec;
+    std::filesystem::permissions(
+        daemon_config(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+        ec);
+    yaml << base_yaml << "# the daemons' ZooKeeper digest: their nodes are read-only to others\n"
+         << "storm.zookeeper.auth.scheme: \"digest\"\n"
+         << "storm.zookeeper.auth.payload: \"rstorm:"
+         << security::to_hex(security::random_bytes(16)) << "\"\n";
   }
   auto daemon_args = [&](const std::filesystem::path& local_dir) {
-    std::vector<std::string> args{"--config", client_config().string(), "-c",
+    std::vector<std::string> args{"--config", daemon_config().string(), "-c",
                                   "storm.local.dir=" + local_dir.string()};
     for (const auto& o : options_.overrides) {
       args.push_back("-c");
@@ -228,7 +268,18 @@ Status DevCluster::start_all() {
     if (!metrics_port) return metrics_port.status();
     nimbus_metrics_ports_.push_back(*metrics_port);
     p.args.insert(p.args.end(), {"-c", "nimbus.metrics.port=" + std::to_string(*metrics_port)});
-    p.args.insert(p.args.end(), {"-c", "nimbus.thrift.port=" + std::to_string(nimbus_ports_[static_cast<std::size_t>(i)])});
+    const std::string port = std::to_string(nimbus_ports_[static_cast<std::size_t>(i)]);
+    p.args.insert(p.args.end(), {"-c", "nimbus.thrift.port=" + port});
+    if (options_.secure) {
+      const auto tls = tls_dir();
+      p.args.insert(p.args.end(),
+                    {"-c", "nimbus.thrift.tls.port=" + port, "-c",
+                     "nimbus.thrift.tls.server.cert.path=" + (tls / "nimbus.pem").string(), "-c",
+                     "nimbus.thrift.tls.server.key.path=" + (tls / "nimbus-key.pem").string(), "-c",
+                     "nimbus.thrift.tls.server.ca.path=" + (tls / "ca.pem").string()});
+      const auto client = tls_client_overrides("nimbus");
+      p.args.insert(p.args.end(), client.begin(), client.end());
+    }
     // Every nimbus holds a topology's code before it runs, so any of them can
     // take over (an explicit override from the caller still wins).
     if (options_.nimbuses > 1) {
@@ -272,6 +323,10 @@ Status DevCluster::start_all() {
                   {"-c", "supervisor.id=" + p.name, "-c",
                    "supervisor.rack=r" + std::to_string(i % options_.racks + 1), "-c",
                    "supervisor.slots.ports=[" + join(ports) + "]"});
+    if (options_.secure) {
+      const auto client = tls_client_overrides("supervisor");
+      p.args.insert(p.args.end(), client.begin(), client.end());
+    }
     if (Status s = launch(p); !s) return s;
     supervisors_.push_back(std::move(p));
   }
@@ -305,6 +360,10 @@ Status DevCluster::start_all() {
     p.log = dir / "ui.log";
     p.args = daemon_args(dir);
     p.args.insert(p.args.end(), {"-c", "ui.port=" + std::to_string(ui_port_)});
+    if (options_.secure) {
+      const auto client = tls_client_overrides("ui");
+      p.args.insert(p.args.end(), client.begin(), client.end());
+    }
     if (Status s = launch(p); !s) return s;
     ui_ = std::make_unique<DevProcess>(std::move(p));
     if (Status s = wait_until(*ui_, [&] { return loopback_port_open(ui_port_); }, "listen"); !s) {
@@ -354,9 +413,64 @@ std::string DevCluster::nimbus_seeds() const {
 }
 
 std::vector<std::string> DevCluster::client_overrides(int index) const {
-  return {"-c", "storm.zookeeper.servers=[\"127.0.0.1\"]", "-c",
-          "storm.zookeeper.port=" + std::to_string(zookeeper_port_), "-c",
-          "nimbus.seeds=[\"127.0.0.1\"]", "-c", "nimbus.thrift.port=" + std::to_string(nimbus_port(index))};
+  std::vector<std::string> out = {"-c", "storm.zookeeper.servers=[\"127.0.0.1\"]",
+                                  "-c", "storm.zookeeper.port=" + std::to_string(zookeeper_port_),
+                                  "-c", "nimbus.seeds=[\"127.0.0.1\"]",
+                                  "-c", "nimbus.thrift.port=" + std::to_string(nimbus_port(index))};
+  if (options_.secure) {
+    out.insert(out.end(), {"-c", "nimbus.thrift.tls.port=" + std::to_string(nimbus_port(index))});
+    const auto client = tls_client_overrides("alice");
+    out.insert(out.end(), client.begin(), client.end());
+  }
+  return out;
+}
+
+std::filesystem::path DevCluster::daemon_config() const {
+  return options_.secure ? work_dir_ / "daemon.yaml" : client_config();
+}
+
+std::filesystem::path DevCluster::user_config(const std::string& user) const {
+  return user == "alice" ? client_config() : work_dir_ / (user + ".yaml");
+}
+
+Status DevCluster::make_certificates() {
+  auto ca = security::CertificateAuthority::create("rstorm dev-cluster CA", 30);
+  if (!ca) return ca.status();
+  const auto dir = tls_dir();
+  if (Status s = (*ca)->write_certificate(dir / "ca.pem"); !s) return s;
+  // nimbus answers on loopback; every name is also a client (a standby nimbus
+  // reads code from the leader, supervisors heartbeat, rstorm-ui reads).
+  for (const char* name : {"nimbus", "supervisor", "ui", "alice", "bob", "admin"}) {
+    security::CertificateRequest request;
+    request.common_name = name;
+    if (std::string_view(name) == "nimbus") {
+      request.dns_names = {"localhost"};
+      request.ip_addresses = {"127.0.0.1"};
+    }
+    if (Status s = (*ca)->issue(request, dir / (std::string(name) + ".pem"),
+                                dir / (std::string(name) + "-key.pem"));
+        !s) {
+      return s;
+    }
+  }
+  return Status::ok();
+}
+
+std::string DevCluster::tls_client_yaml(const std::string& user) const {
+  const auto dir = tls_dir();
+  return "# this client is '" + user + "' (the CN of its certificate)\n" +
+         "nimbus.thrift.client.use.tls: true\n" + "nimbus.thrift.tls.client.cert.path: \"" +
+         (dir / (user + ".pem")).string() + "\"\n" + "nimbus.thrift.tls.client.key.path: \"" +
+         (dir / (user + "-key.pem")).string() + "\"\n" + "nimbus.thrift.tls.client.ca.path: \"" +
+         (dir / "ca.pem").string() + "\"\n";
+}
+
+std::vector<std::string> DevCluster::tls_client_overrides(const std::string& user) const {
+  const auto dir = tls_dir();
+  return {"-c", "nimbus.thrift.client.use.tls=true",
+          "-c", "nimbus.thrift.tls.client.cert.path=" + (dir / (user + ".pem")).string(),
+          "-c", "nimbus.thrift.tls.client.key.path=" + (dir / (user + "-key.pem")).string(),
+          "-c", "nimbus.thrift.tls.client.ca.path=" + (dir / "ca.pem").string()};
 }
 
 std::string DevCluster::supervisor_id(int index) const {
@@ -432,12 +546,21 @@ void DevCluster::describe(std::ostream& out) const {
     out << "  prometheus  " << prometheus_->url() << "  pid " << prometheus_->pid()
         << "  (targets from " << metrics_sd_dir().string() << ")\n";
   }
+  if (options_.secure) {
+    out << "secure: nimbus speaks only mutual TLS and checks every call (nimbus.authorizer:\n"
+        << "        simple-acl); certificates in " << tls_dir().string() << "\n"
+        << "        users: alice (the client config below), bob (--config "
+        << user_config("bob").string() << "),\n"
+        << "        admin (--config " << user_config("admin").string() << ", in nimbus.admins)\n";
+  }
   out << "client config: " << client_config().string() << "\n"
       << "submit:  rstorm submit build/lib/libword_count.so --name wc --config "
-      << client_config().string() << "\n"
-      << "   or:   rstorm submit build/lib/libword_count.so --name wc -c 'nimbus.seeds="
-      << nimbus_seeds() << "'\n"
-      << "then:    rstorm list|describe wc|cluster --config " << client_config().string() << "\n";
+      << client_config().string() << "\n";
+  if (!options_.secure) {
+    out << "   or:   rstorm submit build/lib/libword_count.so --name wc -c 'nimbus.seeds="
+        << nimbus_seeds() << "'\n";
+  }
+  out << "then:    rstorm list|describe wc|cluster --config " << client_config().string() << "\n";
 }
 
 }  // namespace rstorm::supervisor

@@ -55,6 +55,15 @@ struct DevClusterOptions {
   // Default false (`rstorm dev-cluster` turns it on).
   bool ui = false;
   std::chrono::seconds prometheus_scrape_interval{5};
+  // Secure mode (`rstorm dev-cluster --secure`): a throw-away CA under
+  // <work_dir>/tls issues certificates for nimbus, the supervisors, rstorm-ui
+  // and three users (alice, bob, admin); nimbus serves only mutual TLS and
+  // checks every call with the simple-acl authorizer (admin in nimbus.admins);
+  // workers authenticate each other; the daemons' ZooKeeper nodes carry
+  // digest ACLs.
+  // client_config() is alice's; user_config("bob") and user_config("admin")
+  // are the others'. Default false.
+  bool secure = false;
 };
 
 struct DevProcess {
@@ -87,6 +96,14 @@ class DevCluster {
   // A client config: ZooKeeper, and every nimbus as a "127.0.0.1:<port>"
   // entry of nimbus.seeds, so a client keeps working after a failover.
   std::filesystem::path client_config() const { return work_dir_ / "rstorm.yaml"; }
+  // The daemons' config: client_config() in plain mode; in secure mode a
+  // file of their own (mode 0600) that also holds the ZooKeeper digest.
+  std::filesystem::path daemon_config() const;
+  // Secure mode: the client config of a user ("alice" is client_config()).
+  std::filesystem::path user_config(const std::string& user) const;
+  bool secure() const { return options_.secure; }
+  // Secure mode: where the CA, certificates and keys are.
+  std::filesystem::path tls_dir() const { return work_dir_ / "tls"; }
   // nimbus.seeds of the client config, as YAML: ["127.0.0.1:p1", "127.0.0.1:p2"].
   std::string nimbus_seeds() const;
   // -c arguments a client needs to reach exactly nimbus `index`.
@@ -123,6 +140,11 @@ class DevCluster {
   DevCluster(DevClusterOptions options, Logger logger);
   Status start_all();
   Status start_zookeeper();
+  Status make_certificates();
+  // Client settings of `user` (secure mode), as rstorm.yaml lines.
+  std::string tls_client_yaml(const std::string& user) const;
+  // -c arguments for a daemon connecting to nimbus as `user` (secure mode).
+  std::vector<std::string> tls_client_overrides(const std::string& user) const;
   Status launch(DevProcess& process);
   Status wait_until(const DevProcess& process, const std::function<bool()>& ready,
                     const std::string& what);

@@ -86,8 +86,14 @@ Result<wp::WorkerSpec> WorkerLauncher::prepare(const thrift::Assignment& a,
                                               e.executor.task_end, e.slot.node_id, e.slot.port});
   }
   spec.config = options_.worker_config;
-  spec.config.merge(*config);  // the topology's own entries win
+  spec.config.merge(*config);  // the topology's own entries win ...
+  // ... except that a topology cannot switch off the cluster's authentication.
+  if (const auto* entry = options_.worker_config.find("storm.messaging.netty.authentication");
+      entry != nullptr && entry->value.is_bool() && entry->value.as_bool()) {
+    spec.config.set("storm.messaging.netty.authentication", true, entry->origin);
+  }
   spec.heartbeat_interval_ms = options_.worker_heartbeat_ms;
+  spec.secret = info_it->second.secret;
   return spec;
 }
 

@@ -52,6 +52,8 @@ int http_status_of(const Status& s) {
     case ErrorCode::kNotFound: return 404;
     case ErrorCode::kInvalidArgument: return 400;
     case ErrorCode::kAlreadyExists: return 409;
+    case ErrorCode::kPermissionDenied:
+      return 403;
     case ErrorCode::kUnavailable:
     case ErrorCode::kTimeout: return 503;
     default: return 500;

@@ -143,6 +143,9 @@ struct TopologyRecord {
   10: map<string, i32> component_executors,
   11: i32 priority = 29,
   12: i32 kill_wait_secs,
+  13: string owner,                   // the submitter's user (secure mode)
+  14: list<string> users,             // topology.users
+  15: list<string> readonly_users,    // topology.readonly.users
 }
 
 // One error a task reported or threw (worker heartbeats, describe).
@@ -234,6 +237,7 @@ struct NimbusSummary {
   3: bool is_leader,
   4: i64 uptime_secs,
   5: string version,
+  6: i32 tls_port,                    // nimbus.thrift.tls.port; 0: no TLS
 }
 
 struct ClusterSummary {
@@ -255,6 +259,9 @@ struct TopologyInfo {
   3: map<string, ConfigEntry> config,
   4: list<ExecutorSummary> executors,
   5: list<ErrorInfo> errors,
+  // The topology's data-plane secret (storm.messaging.netty.authentication):
+  // kept by nimbus, sent only over mutual TLS to supervisors and admins.
+  6: optional binary secret,
 }
 
 // Use of one node against its capacity.
@@ -322,7 +329,10 @@ exception NotLeaderException {
   1: required string msg,
   2: string leader_host,              // where to retry, when known
   3: i32 leader_port,
+  4: i32 leader_tls_port,             // the leader's TLS port; 0: none
 }
+// The caller may not do this: names the user, the operation and the topology.
+exception AuthorizationException { 1: required string msg }
 
 // ------------------------------------------------------------ the service
 
@@ -331,36 +341,47 @@ service Nimbus {
   string submitTopology(1: string name, 2: TopologyStructure structure,
                         3: map<string, ConfigEntry> config, 4: string code_blob_key)
       throws (1: AlreadyExistsException exists, 2: InvalidTopologyException invalid,
-              3: NotFoundException missing_code, 4: NotLeaderException not_leader),
+              3: NotFoundException missing_code, 4: NotLeaderException not_leader,
+              5: AuthorizationException denied),
   void killTopology(1: string name, 2: KillOptions options)
-      throws (1: NotFoundException missing, 2: NotLeaderException not_leader),
+      throws (1: NotFoundException missing, 2: NotLeaderException not_leader,
+              3: AuthorizationException denied),
   void activate(1: string name)
       throws (1: NotFoundException missing, 2: IllegalStateException state,
-              3: NotLeaderException not_leader),
+              3: NotLeaderException not_leader, 4: AuthorizationException denied),
   void deactivate(1: string name)
       throws (1: NotFoundException missing, 2: IllegalStateException state,
-              3: NotLeaderException not_leader),
+              3: NotLeaderException not_leader, 4: AuthorizationException denied),
   void rebalance(1: string name, 2: RebalanceOptions options)
       throws (1: NotFoundException missing, 2: InvalidTopologyException invalid,
-              3: IllegalStateException state, 4: NotLeaderException not_leader),
+              3: IllegalStateException state, 4: NotLeaderException not_leader,
+              5: AuthorizationException denied),
 
-  ClusterSummary getClusterInfo(),
-  TopologyInfo getTopologyInfo(1: string id) throws (1: NotFoundException missing),
-  TopologyPlacement getPlacement(1: string id) throws (1: NotFoundException missing),
+  ClusterSummary getClusterInfo() throws (1: AuthorizationException denied),
+  TopologyInfo getTopologyInfo(1: string id) throws (1: NotFoundException missing,
+              2: AuthorizationException denied),
+  TopologyPlacement getPlacement(1: string id) throws (1: NotFoundException missing,
+              2: AuthorizationException denied),
 
   // Code upload in chunks: begin returns an upload session; finish checks the
   // total size and SHA-256 and publishes the blob.
   string beginFileUpload(1: string blob_key)
-      throws (1: InvalidTopologyException invalid, 2: NotLeaderException not_leader),
+      throws (1: InvalidTopologyException invalid, 2: NotLeaderException not_leader,
+              3: AuthorizationException denied),
   void uploadChunk(1: string session, 2: binary chunk)
-      throws (1: NotFoundException missing, 2: InvalidTopologyException invalid),
+      throws (1: NotFoundException missing, 2: InvalidTopologyException invalid,
+              3: AuthorizationException denied),
   BlobSummary finishFileUpload(1: string session, 2: i64 size, 3: string sha256)
-      throws (1: NotFoundException missing, 2: CorruptBlobException corrupt),
+      throws (1: NotFoundException missing, 2: CorruptBlobException corrupt,
+              3: AuthorizationException denied),
   // Download: chunks in order; an empty chunk marks the end.
-  DownloadHandle beginFileDownload(1: string blob_key) throws (1: NotFoundException missing),
-  binary downloadChunk(1: string session) throws (1: NotFoundException missing),
+  DownloadHandle beginFileDownload(1: string blob_key) throws (1: NotFoundException missing,
+              2: AuthorizationException denied),
+  binary downloadChunk(1: string session) throws (1: NotFoundException missing,
+              2: AuthorizationException denied),
 
-  NimbusSummary getLeader() throws (1: NotFoundException no_leader),
+  NimbusSummary getLeader() throws (1: NotFoundException no_leader,
+              2: AuthorizationException denied),
   void supervisorHeartbeat(1: SupervisorHeartbeat heartbeat)
-      throws (1: NotLeaderException not_leader),
+      throws (1: NotLeaderException not_leader, 2: AuthorizationException denied),
 }

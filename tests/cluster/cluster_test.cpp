@@ -60,6 +60,18 @@ class ClusterTest : public ::testing::Test {
 
   std::vector<std::string> client(int nimbus = 0) const { return cluster_->client_overrides(nimbus); }
 
+  // A client of nimbus `index`; in secure mode it is 'admin'.
+  nimbus::NimbusClient::Options nimbus_options(int index = 0) const {
+    nimbus::NimbusClient::Options o;
+    o.seeds = {{"127.0.0.1", cluster_->nimbus_port(index)}};
+    if (cluster_->secure()) {
+      const auto dir = cluster_->tls_dir();
+      o.tls = security::TlsFiles{(dir / "admin.pem").string(), (dir / "admin-key.pem").string(),
+                                 (dir / "ca.pem").string()};
+    }
+    return o;
+  }
+
   CliResult cli(std::vector<std::string> args, int nimbus = 0) const {
     for (const auto& a : client(nimbus)) args.push_back(a);
     return run_cli(args);
@@ -260,9 +272,7 @@ TEST_F(ClusterTest, SubmittedWordCountRunsWhereTheSchedulerPlacesItAndKillRemove
     auto ids = store_->children(paths_.assignments());
     return ids && ids->empty();
   }));
-  auto options = nimbus::NimbusClient::Options{};
-  options.seeds = {{"127.0.0.1", cluster_->nimbus_port(0)}};
-  auto nimbus = nimbus::NimbusClient::connect(options);
+  auto nimbus = nimbus::NimbusClient::connect(nimbus_options());
   ASSERT_TRUE(nimbus) << nimbus.status().to_string();
   EXPECT_TRUE(eventually([&] {
     return (*nimbus)->download_blob(a->code_blob_key).code() == ErrorCode::kNotFound;
@@ -520,6 +530,69 @@ TEST_F(ClusterTest, LateTuplesOfAWindowedBoltReachAConsumerInAnotherWorkerAndAre
   EXPECT_EQ(component_total("clicks", "failed"), 0u) << seen;
   EXPECT_GT(component_total("late", "executed"), 0u) << seen;
   EXPECT_EQ(component_total("count", "executed"), static_cast<std::uint64_t>(kClicks)) << seen;
+}
+
+// `rstorm dev-cluster --secure`: supervisors fetch alice's code over mutual
+// TLS and run it; bob may list but not kill or describe it; a plaintext
+// client is told the port speaks TLS; an admin may kill it.
+TEST_F(ClusterTest, SecureClusterRunsAlicesTopologyAndRefusesBobAndPlaintextClients) {
+  auto started = start_test_cluster(/*slots=*/2, /*nimbuses=*/1, "cluster-test", /*secure=*/true);
+  ASSERT_TRUE(started) << started.status().to_string();
+  zk_ = std::move(started.value().zk);
+  cluster_ = std::move(started.value().cluster);
+  store_ = std::move(started.value().store);
+  submit_word_count();
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
+  auto record = store_->children(paths_.topologies());
+  ASSERT_TRUE(record && record->size() == 1);
+
+  // The test's own ZooKeeper session has no digest: it reads, it cannot write.
+  auto node = store_->get(paths_.assignment(a->topology_id));
+  ASSERT_TRUE(node) << node.status().to_string();
+  auto forged = store_->set(paths_.assignment(a->topology_id), "forged");
+  EXPECT_EQ(forged.code(), ErrorCode::kPermissionDenied) << forged.status().to_string();
+  EXPECT_EQ(store_->remove(paths_.topology(a->topology_id)).code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(store_->create(paths_.assignments() + "/evil", "x").code(),
+            ErrorCode::kPermissionDenied);
+  // Workers hold the topology's secret in a spec only their user can read.
+  const auto slot = a->executors.front().slot;
+  const auto spec = worker_dir(slot.node_id, a->topology_id, slot.port) / "spec.json";
+  const auto perms = std::filesystem::status(spec).permissions();
+  EXPECT_EQ(perms & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+            std::filesystem::perms::none);
+  auto spec_text = wp::read_whole_file(spec);
+  ASSERT_TRUE(spec_text);
+  EXPECT_NE(spec_text->find("\"secret\""), std::string::npos);
+
+  const std::string bob = cluster_->user_config("bob").string();
+  auto list = run_cli({"list", "--config", bob});
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("wc"), std::string::npos) << list.output;
+  auto kill = run_cli({"kill", "wc", "--config", bob});
+  EXPECT_EQ(kill.exit_code, 1) << kill.output;
+  EXPECT_NE(kill.output.find("user 'bob' may not kill topology 'wc' (owner 'alice')"),
+            std::string::npos)
+      << kill.output;
+  auto describe = run_cli({"describe", "wc", "--config", bob});
+  EXPECT_NE(describe.exit_code, 0) << describe.output;
+  EXPECT_NE(describe.output.find("may not describe"), std::string::npos) << describe.output;
+  std::ifstream log(cluster_->nimbus(0).log);
+  const std::string nimbus_log((std::istreambuf_iterator<char>(log)), {});
+  EXPECT_NE(nimbus_log.find("denied user 'bob'"), std::string::npos);
+
+  auto plaintext = run_cli({"list", "--config", cluster_->client_config().string(), "-c",
+                            "nimbus.thrift.client.use.tls=false"});
+  EXPECT_EQ(plaintext.exit_code, 3) << plaintext.output;
+  EXPECT_NE(plaintext.output.find("TLS"), std::string::npos) << plaintext.output;
+
+  auto killed =
+      run_cli({"kill", "wc", "--wait", "1", "--config", cluster_->user_config("admin").string()});
+  EXPECT_EQ(killed.exit_code, 0) << killed.output;
+  EXPECT_TRUE(eventually([&] {
+    auto ids = store_->children(paths_.assignments());
+    return ids && ids->empty();
+  }));
 }
 
 TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {

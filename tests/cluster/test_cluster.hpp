@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -24,8 +25,16 @@ struct TestCluster {
   std::unique_ptr<ZooKeeperStore> store;
 };
 
+// RSTORM_TEST_SECURE=1 runs the suites against a dev cluster in secure mode
+// (mutual TLS, the ACL authorizer; the tests' client is alice, an admin).
+inline bool secure_mode_requested() {
+  const char* value = std::getenv("RSTORM_TEST_SECURE");
+  return value != nullptr && std::string(value) == "1";
+}
+
 // `slots` per supervisor; `name` names the dev cluster's log lines.
-inline Result<TestCluster> start_test_cluster(int slots, int nimbuses, const std::string& name) {
+inline Result<TestCluster> start_test_cluster(int slots, int nimbuses, const std::string& name,
+                                              bool secure = secure_mode_requested()) {
   using namespace std::chrono_literals;
   TestCluster out;
   auto zk = ZooKeeperServer::start();
@@ -38,6 +47,7 @@ inline Result<TestCluster> start_test_cluster(int slots, int nimbuses, const std
   o.nimbuses = nimbuses;
   o.zookeeper_connect = out.zk->connect_string();
   o.overrides = kFastConfig;
+  o.secure = secure;
   auto cluster = supervisor::DevCluster::start(o, Logger::to_stderr(name));
   if (!cluster) return cluster.status();
   out.cluster = std::move(cluster).value();

@@ -94,8 +94,9 @@ class NimbusFixture : public ::testing::Test {
     store_ = service_->connect();
     blobs_ = std::make_unique<BlobStore>(kv_, BlobStore::Options{});
     nimbus_ = std::make_unique<Nimbus>(*store_, *blobs_, options(), Logger::null());
-    server_ = std::make_unique<NimbusServer>(*nimbus_, NimbusServer::Options{"127.0.0.1", 0},
-                                             Logger::null());
+    NimbusServer::Options server_options;
+    server_options.port = 0;
+    server_ = std::make_unique<NimbusServer>(*nimbus_, server_options, Logger::null());
     ASSERT_TRUE(server_->start());
     ASSERT_TRUE(nimbus_->start(server_->port()));
     ASSERT_TRUE(rstorm::testing::eventually([&] { return nimbus_->is_leader(); }));

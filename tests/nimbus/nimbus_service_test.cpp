@@ -32,7 +32,8 @@ std::map<std::string, std::pair<std::string, int>> slots_by_executor(const thrif
 // the reader), so that only the frame's size, not a string's or a list's,
 // goes over a limit.
 TEST_F(NimbusServiceTest, FrameOverTheConfiguredLimitClosesOnlyItsConnection) {
-  NimbusServer::Options o{"127.0.0.1", 0};
+  NimbusServer::Options o;
+  o.port = 0;
   o.max_frame_bytes = 64 * 1024;
   NimbusServer small(*nimbus_, o, Logger::null());
   ASSERT_TRUE(small.start().is_ok());

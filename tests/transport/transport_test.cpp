@@ -339,59 +339,6 @@ TEST(TransportStart, PortAlreadyTakenIsAClearError) {
 
 // ---------------------------------------------------------- misbehaving peers
 
-// A raw connection to a transport, speaking (or not) the protocol by hand.
-class RawPeer {
- public:
-  explicit RawPeer(const WorkerAddress& to) : socket_(io_) {
-    socket_.connect(tcp::endpoint(asio::ip::make_address(to.host), static_cast<unsigned short>(to.port)));
-    timeval tv{10, 0};  // a read never blocks a test for long
-    setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  std::string local() const {
-    return "127.0.0.1:" + std::to_string(socket_.local_endpoint().port());
-  }
-  void send(const std::string& bytes) { asio::write(socket_, asio::buffer(bytes)); }
-  void send(const FrameEncoder& enc) {
-    send(std::string(reinterpret_cast<const char*>(enc.data()), enc.size()));
-  }
-  void hello(const std::string& topology, const WorkerAddress& as) {
-    FrameEncoder enc;
-    enc.add_hello(topology, as.host, as.port);
-    send(enc);
-  }
-  // The body of the next frame, or "" at end of stream / timeout.
-  std::string read_frame() {
-    std::uint8_t header[4];
-    boost::system::error_code ec;
-    asio::read(socket_, asio::buffer(header), ec);
-    if (ec) return "";
-    std::string body(read_length_prefix(header), '\0');
-    asio::read(socket_, asio::buffer(body.data(), body.size()), ec);
-    return ec ? "" : body;
-  }
-  // True when the transport closed the connection.
-  bool closed_by_peer() {
-    char c;
-    boost::system::error_code ec;
-    socket_.read_some(asio::buffer(&c, 1), ec);
-    return ec == asio::error::eof || ec == asio::error::connection_reset;
-  }
-  void close() { socket_.close(); }
-
- private:
-  asio::io_context io_;
-  tcp::socket socket_;
-};
-
-std::string be32(std::uint32_t n) {
-  std::string s(4, '\0');
-  s[0] = static_cast<char>(n >> 24);
-  s[1] = static_cast<char>(n >> 16);
-  s[2] = static_cast<char>(n >> 8);
-  s[3] = static_cast<char>(n);
-  return s;
-}
-
 class BadPeer : public TwoWorkers {
  protected:
   // After each fault B still exchanges tuples with A.

@@ -3,7 +3,16 @@
 // whose lines the tests read back.
 #pragma once
 
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -12,11 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include <spdlog/sinks/ringbuffer_sink.h>
-#include <spdlog/spdlog.h>
-
 #include "rstorm/topology_builder.hpp"
 #include "rstorm/worker/topology_plan.hpp"
+#include "worker/transport/codec.hpp"
 #include "worker/transport/transport.hpp"
 
 namespace rstorm::transport::testing {
@@ -189,5 +196,61 @@ inline bool push_all(worker::TupleSink* sink, const worker::TopologyPlan& plan,
 
 inline std::vector<TaskId> tasks_of_a() { return {TaskId(1), TaskId(2), TaskId(kSrcTask)}; }
 inline std::vector<TaskId> tasks_of_b() { return {TaskId(3), TaskId(4), TaskId(kAckerTask)}; }
+
+// A raw connection to a transport, speaking (or not) the protocol by hand.
+class RawPeer {
+  using tcp = boost::asio::ip::tcp;
+
+ public:
+  explicit RawPeer(const WorkerAddress& to) : socket_(io_) {
+    socket_.connect(tcp::endpoint(boost::asio::ip::make_address(to.host),
+                                  static_cast<unsigned short>(to.port)));
+    timeval tv{10, 0};  // a read never blocks a test for long
+    setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  std::string local() const {
+    return "127.0.0.1:" + std::to_string(socket_.local_endpoint().port());
+  }
+  void send(const std::string& bytes) { boost::asio::write(socket_, boost::asio::buffer(bytes)); }
+  void send(const FrameEncoder& enc) {
+    send(std::string(reinterpret_cast<const char*>(enc.data()), enc.size()));
+  }
+  void hello(const std::string& topology, const WorkerAddress& as, const std::string& nonce = {}) {
+    FrameEncoder enc;
+    enc.add_hello(topology, as.host, as.port, nonce);
+    send(enc);
+  }
+  // The body of the next frame, or "" at end of stream / timeout.
+  std::string read_frame() {
+    std::uint8_t header[4];
+    boost::system::error_code ec;
+    boost::asio::read(socket_, boost::asio::buffer(header), ec);
+    if (ec) return "";
+    std::string body(read_length_prefix(header), '\0');
+    boost::asio::read(socket_, boost::asio::buffer(body.data(), body.size()), ec);
+    return ec ? "" : body;
+  }
+  // True when the transport closed the connection.
+  bool closed_by_peer() {
+    char c;
+    boost::system::error_code ec;
+    socket_.read_some(boost::asio::buffer(&c, 1), ec);
+    return ec == boost::asio::error::eof || ec == boost::asio::error::connection_reset;
+  }
+  void close() { socket_.close(); }
+
+ private:
+  boost::asio::io_context io_;
+  tcp::socket socket_;
+};
+
+inline std::string be32(std::uint32_t n) {
+  std::string s(4, '\0');
+  s[0] = static_cast<char>(n >> 24);
+  s[1] = static_cast<char>(n >> 16);
+  s[2] = static_cast<char>(n >> 8);
+  s[3] = static_cast<char>(n);
+  return s;
+}
 
 }  // namespace rstorm::transport::testing

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/temp_dir.hpp"
+
 namespace rstorm::testing {
 
 // Polls `done` every 5 ms for up to 60 s. Never a fixed sleep.
@@ -28,24 +30,6 @@ bool eventually(F done, std::chrono::seconds deadline = std::chrono::seconds(60)
   }
   return done();
 }
-
-// A fresh directory under the test temp dir, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = std::filesystem::temp_directory_path().string() + "/rstorm_test_XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // What spouts and bolts saw, for assertions. Thread-safe.
 struct Ledger {

@@ -40,8 +40,17 @@ Result<transport::TransportOptions> transport_options(const WorkerSpec& spec,
         std::max<std::int64_t>(1, worker::config_int(c, "storm.messaging.netty.min_wait_ms", 100)));
     o.reconnect_max = std::max(o.reconnect_min, std::chrono::milliseconds(worker::config_int(
                                                     c, "storm.messaging.netty.max_wait_ms", 1000)));
+    o.authenticate = c.get_bool("storm.messaging.netty.authentication", false);
   } catch (const ConfigError& e) {
     return Status(ErrorCode::kInvalidArgument, e.what());
+  }
+  if (o.authenticate) {
+    if (spec.secret.empty()) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "storm.messaging.netty.authentication is on but topology '" + spec.topology_id +
+                        "' has no secret in this worker's spec (from nimbus)");
+    }
+    o.secret = spec.secret;
   }
   return o;
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/security/secrets.hpp"
 #include "common/thrift/codec.hpp"
 
 namespace rstorm::worker_process {
@@ -75,6 +76,7 @@ std::string spec_to_json(const WorkerSpec& spec) {
   j["worker_dir"] = spec.worker_dir.string();
   j["assignment_version"] = spec.assignment_version;
   j["heartbeat_interval_ms"] = spec.heartbeat_interval_ms;
+  if (!spec.secret.empty()) j["secret"] = security::to_hex(spec.secret);
   json executors = json::array();
   for (const auto& e : spec.executors) executors.push_back(executor_to_json(e));
   j["executors"] = std::move(executors);
@@ -105,6 +107,11 @@ Result<WorkerSpec> spec_from_json(std::string_view text) {
     spec.worker_dir = j.at("worker_dir").get<std::string>();
     spec.assignment_version = j.value("assignment_version", std::int64_t{0});
     spec.heartbeat_interval_ms = j.value("heartbeat_interval_ms", 1000);
+    if (j.contains("secret")) {
+      auto secret = security::from_hex(j.at("secret").get<std::string>());
+      if (!secret) return Status(ErrorCode::kInvalidArgument, "bad worker spec: secret is not hex");
+      spec.secret = std::move(*secret);
+    }
     for (const auto& e : j.at("executors")) spec.executors.push_back(executor_from_json(e));
     std::map<std::string, thrift::ConfigEntry> entries;
     for (const auto& [key, value] : j.at("config").items()) {
@@ -143,6 +150,9 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return Status(ErrorCode::kIoError, "cannot write " + tmp.string());
+    std::error_code ec;
+    std::filesystem::permissions(
+        tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.flush();
     if (!out) return Status(ErrorCode::kIoError, "cannot write " + tmp.string());

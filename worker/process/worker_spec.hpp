@@ -49,6 +49,10 @@ struct WorkerSpec {
   std::map<std::string, std::string> node_hosts;  // supervisor id -> host, every node of it
   Config config;                        // the topology's config (with origins)
   int heartbeat_interval_ms = 1000;     // worker.heartbeat.frequency.secs
+  // The topology's secret (bytes; hex in spec.json): proves to the other
+  // workers that this one belongs to the topology when
+  // storm.messaging.netty.authentication is on. spec.json is written 0600.
+  std::string secret;
 
   std::filesystem::path status_file() const { return worker_dir / "status"; }
   std::filesystem::path heartbeat_file() const { return worker_dir / "heartbeat"; }
@@ -69,7 +73,7 @@ Result<WorkerSpec> spec_from_json(std::string_view json);
 Result<WorkerSpec> read_spec_file(const std::filesystem::path& path);
 
 // Writes `content` to `path` atomically (temporary file in the same
-// directory, then rename). kIoError naming the path.
+// directory, then rename), readable by its owner only. kIoError naming the path.
 Status write_file_atomically(const std::filesystem::path& path, std::string_view content);
 // The whole file; kNotFound when it does not exist, kIoError otherwise.
 Result<std::string> read_whole_file(const std::filesystem::path& path);

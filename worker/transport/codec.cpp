@@ -226,14 +226,32 @@ const std::vector<std::size_t>& FrameEncoder::unencodable() const { return s_->u
 }
 
 void FrameEncoder::add_hello(const std::string& topology_id, const std::string& host,
-                             std::int32_t port) {
+                             std::int32_t port, const std::string& nonce) {
   wire::Hello h;
   h.__set_topology_id(topology_id);
   h.__set_host(host);
   h.__set_port(port);
   h.__set_protocol_version(kProtocolVersion);
+  if (!nonce.empty()) h.__set_nonce(nonce);
   wire::Frame f;
   f.__set_hello(std::move(h));
+  s_->write_generated(f);
+}
+
+void FrameEncoder::add_challenge(const std::string& nonce, const std::string& proof) {
+  wire::Challenge c;
+  c.__set_nonce(nonce);
+  c.__set_proof(proof);
+  wire::Frame f;
+  f.__set_challenge(std::move(c));
+  s_->write_generated(f);
+}
+
+void FrameEncoder::add_proof(const std::string& proof) {
+  wire::Proof p;
+  p.__set_proof(proof);
+  wire::Frame f;
+  f.__set_proof(std::move(p));
   s_->write_generated(f);
 }
 
@@ -473,6 +491,14 @@ struct FrameDecoder::State {
         c.host = f.hello.host;
         c.port = f.hello.port;
         c.protocol_version = f.hello.protocol_version;
+        c.nonce = f.hello.__isset.nonce ? f.hello.nonce : std::string();
+        break;
+      case FrameType::kChallenge:
+        c.nonce = f.challenge.nonce;
+        c.proof = f.challenge.proof;
+        break;
+      case FrameType::kProof:
+        c.proof = f.proof.proof;
         break;
       case FrameType::kHelloAck: c.protocol_version = f.hello_ack.protocol_version; break;
       case FrameType::kRefused: c.reason = f.refused.reason; break;
@@ -522,12 +548,15 @@ struct FrameDecoder::State {
       wire::Frame f;
       f.read(&limited);
       const auto& set = f.__isset;
-      const int count = set.hello + set.hello_ack + set.refused + set.tuples + set.backpressure;
+      const int count = set.hello + set.hello_ack + set.refused + set.tuples + set.backpressure +
+                        set.challenge + set.proof;
       if (count != 1) fail("a frame with " + std::to_string(count) + " messages (needs 1)");
-      result = set.hello         ? FrameType::kHello
-               : set.hello_ack   ? FrameType::kHelloAck
-               : set.refused     ? FrameType::kRefused
+      result = set.hello          ? FrameType::kHello
+               : set.hello_ack    ? FrameType::kHelloAck
+               : set.refused      ? FrameType::kRefused
                : set.backpressure ? FrameType::kBackpressure
+               : set.challenge    ? FrameType::kChallenge
+               : set.proof        ? FrameType::kProof
                                   : FrameType::kTuples;
       if (result == FrameType::kTuples) fail("a tuple batch after another message");
       take_control(f, result, control);

@@ -27,7 +27,7 @@ namespace rstorm::transport {
 inline constexpr std::int32_t kProtocolVersion = 1;
 inline constexpr std::size_t kLengthPrefixBytes = 4;
 
-enum class FrameType { kHello, kHelloAck, kRefused, kTuples, kBackpressure };
+enum class FrameType { kHello, kHelloAck, kRefused, kTuples, kBackpressure, kChallenge, kProof };
 
 // The fields of the control messages (everything but tuples).
 struct ControlMessage {
@@ -39,6 +39,8 @@ struct ControlMessage {
   std::vector<TaskId> tasks;          // backpressure
   bool on = false;
   bool state = false;                 // backpressure: `tasks` is the whole throttled set
+  std::string nonce;                  // hello (empty: none), challenge
+  std::string proof;                  // challenge, proof
 };
 
 // Reads the big-endian length prefix at `p` (4 bytes).
@@ -64,7 +66,11 @@ class FrameEncoder {
                          std::size_t max_per_frame);
   // Indices into the batch of the last add_tuples() that were not encoded.
   const std::vector<std::size_t>& unencodable() const;
-  void add_hello(const std::string& topology_id, const std::string& host, std::int32_t port);
+  // `nonce` empty: a hello without authentication.
+  void add_hello(const std::string& topology_id, const std::string& host, std::int32_t port,
+                 const std::string& nonce = {});
+  void add_challenge(const std::string& nonce, const std::string& proof);
+  void add_proof(const std::string& proof);
   void add_hello_ack();
   void add_refused(const std::string& reason);
   void add_backpressure(const std::vector<TaskId>& tasks, bool on);

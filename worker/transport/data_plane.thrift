@@ -13,6 +13,22 @@ struct Hello {
   2: string host              // the sender's own listening address
   3: i32 port
   4: i32 protocol_version
+  5: optional binary nonce    // with authentication: 32 random bytes of the sender
+}
+
+// Authentication (storm.messaging.netty.authentication): the receiver's
+// answer to a hello with a nonce. proof = HMAC-SHA256(topology secret,
+// "rstorm-data-plane-server" 0 topology_id sender nonce receiver nonce).
+struct Challenge {
+  1: binary nonce             // 32 random bytes of the receiver
+  2: binary proof
+}
+
+// The sender's answer to a challenge it verified: HMAC-SHA256(topology
+// secret, "rstorm-data-plane-client" 0 topology_id sender nonce receiver nonce).
+// The receiver reads nothing else from the sender before a valid proof.
+struct Proof {
+  1: binary proof
 }
 
 struct HelloAck {
@@ -71,4 +87,6 @@ union Frame {
   3: Refused refused
   4: TupleBatch tuples
   5: Backpressure backpressure
+  6: Challenge challenge
+  7: Proof proof
 }

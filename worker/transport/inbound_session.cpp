@@ -1,9 +1,10 @@
 #include "worker/transport/inbound_session.hpp"
 
 #include <algorithm>
+#include <boost/asio/write.hpp>
 #include <cstring>
 
-#include <boost/asio/write.hpp>
+#include "worker/transport/authentication.hpp"
 
 namespace rstorm::transport {
 
@@ -120,6 +121,13 @@ bool InboundSession::handle_frame(const std::uint8_t* data, std::size_t size) {
   }
   TransportCounters::add(core_.counters.frames_received, 1);
   if (!accepted_) {
+    if (awaiting_proof_) {
+      if (*type == FrameType::kProof) return handle_proof();
+      batch_.clear();
+      refuse("it sent a message before proving it holds topology '" + core_.options.topology_id +
+             "''s credentials");
+      return false;
+    }
     if (*type != FrameType::kHello) {
       batch_.clear();
       reject("frame from " + remote_ + " before its hello; closing the connection");
@@ -156,6 +164,38 @@ bool InboundSession::handle_hello() {
     refuse("worker " + claimed_.to_string() + " is not in this topology's assignment");
     return false;
   }
+  if (core_.options.authenticate) {
+    if (control_.nonce.size() != kNonceBytes) {
+      refuse("it presents no credentials for topology '" + core_.options.topology_id +
+             "' (storm.messaging.netty.authentication is on here)");
+      return false;
+    }
+    sender_nonce_ = control_.nonce;
+    receiver_nonce_ = security::random_bytes(kNonceBytes);
+    awaiting_proof_ = true;
+    FrameEncoder encoder;
+    encoder.add_challenge(receiver_nonce_,
+                          receiver_proof(core_.options.secret, core_.options.topology_id,
+                                         sender_nonce_, receiver_nonce_));
+    send(encoder);
+    return true;
+  }
+  return accept();
+}
+
+bool InboundSession::handle_proof() {
+  const std::string expected =
+      sender_proof(core_.options.secret, core_.options.topology_id, sender_nonce_, receiver_nonce_);
+  if (!security::constant_time_equal(control_.proof, expected)) {
+    refuse("it does not hold topology '" + core_.options.topology_id +
+           "''s credentials (its proof is wrong)");
+    return false;
+  }
+  awaiting_proof_ = false;
+  return accept();
+}
+
+bool InboundSession::accept() {
   accepted_ = true;
   FrameEncoder encoder;
   encoder.add_hello_ack();

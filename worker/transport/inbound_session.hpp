@@ -43,6 +43,8 @@ class InboundSession : public std::enable_shared_from_this<InboundSession> {
   void process();
   bool handle_frame(const std::uint8_t* data, std::size_t size);
   bool handle_hello();
+  bool handle_proof();
+  bool accept();
   void reject(const std::string& what);
   void refuse(const std::string& why);
   void send(const FrameEncoder& encoder);
@@ -64,6 +66,11 @@ class InboundSession : public std::enable_shared_from_this<InboundSession> {
   bool accepted_ = false;
   bool close_after_write_ = false;
   WorkerAddress claimed_;
+  // Authentication: the hello was answered with a challenge; the sender's
+  // proof is the only frame read until it is verified.
+  bool awaiting_proof_ = false;
+  std::string sender_nonce_;
+  std::string receiver_nonce_;
 
   std::deque<std::vector<std::uint8_t>> out_;
   bool writing_ = false;

@@ -1,12 +1,12 @@
 #include "worker/transport/outbound_channel.hpp"
 
 #include <algorithm>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
+#include "worker/transport/authentication.hpp"
 #include "worker/transport/codec.hpp"
 
 namespace rstorm::transport {
@@ -22,6 +22,9 @@ struct OutboundChannel::Connection {
   std::uint8_t header[kLengthPrefixBytes] = {};
   std::vector<std::uint8_t> body;
   std::vector<std::uint8_t> hello;
+  std::vector<std::uint8_t> proof;    // authentication: our answer to the challenge
+  std::string nonce;                  // authentication: ours, in the hello
+  bool challenged = false;            // authentication: the peer proved the secret
   std::vector<std::uint8_t> writing;  // bytes of the write in flight
   std::size_t writing_data_bytes = 0;  // of which data (counted in buffered_bytes_)
   std::uint64_t writing_frames = 0;
@@ -250,7 +253,8 @@ void OutboundChannel::on_connected(const std::shared_ptr<Connection>& c) {
   boost::system::error_code ignored;
   c->socket.set_option(tcp::no_delay(true), ignored);
   FrameEncoder encoder;
-  encoder.add_hello(core_.options.topology_id, core_.self.host, core_.self.port);
+  if (core_.options.authenticate) c->nonce = security::random_bytes(kNonceBytes);
+  encoder.add_hello(core_.options.topology_id, core_.self.host, core_.self.port, c->nonce);
   c->hello.assign(encoder.data(), encoder.data() + encoder.size());
   asio::async_write(c->socket, asio::buffer(c->hello),
                     [this, c](const boost::system::error_code& ec, std::size_t) {
@@ -306,8 +310,43 @@ void OutboundChannel::on_frame(const std::shared_ptr<Connection>& c, const std::
                 false);
   }
   switch (*type) {
+    case FrameType::kChallenge: {
+      if (!core_.options.authenticate || c->challenged || c->handshaken) {
+        return fail(c, "an unexpected challenge", false);
+      }
+      const std::string expected = receiver_proof(core_.options.secret, core_.options.topology_id,
+                                                  c->nonce, c->control.nonce);
+      if (!security::constant_time_equal(c->control.proof, expected)) {
+        TransportCounters::add(core_.counters.connections_refused, 1);
+        return fail(c,
+                    "it does not hold topology '" + core_.options.topology_id +
+                        "''s credentials (its proof is wrong); no tuple is sent to it",
+                    true);
+      }
+      c->challenged = true;
+      FrameEncoder answer;
+      answer.add_proof(sender_proof(core_.options.secret, core_.options.topology_id, c->nonce,
+                                    c->control.nonce));
+      c->proof.assign(answer.data(), answer.data() + answer.size());
+      asio::async_write(c->socket, asio::buffer(c->proof),
+                        [this, c](const boost::system::error_code& ec, std::size_t) {
+                          if (ec && c == conn_) {
+                            fail(c, "cannot send the proof: " + ec.message(), false);
+                          }
+                        });
+      return;
+    }
     case FrameType::kHelloAck:
       if (c->handshaken) return fail(c, "a second hello ack", false);
+      if (core_.options.authenticate && !c->challenged) {
+        TransportCounters::add(core_.counters.connections_refused, 1);
+        return fail(c,
+                    "it accepted the connection without proving it holds topology '" +
+                        core_.options.topology_id +
+                        "''s credentials (storm.messaging.netty.authentication off there?); no "
+                        "tuple is sent to it",
+                    true);
+      }
       c->handshaken = true;
       failures_in_a_row_ = 0;
       backoff_ = core_.options.reconnect_min;
@@ -332,6 +371,7 @@ void OutboundChannel::on_frame(const std::shared_ptr<Connection>& c, const std::
       return;
     case FrameType::kHello:
     case FrameType::kTuples:
+    case FrameType::kProof:
       return fail(c, "unexpected message from the receiving side", false);
   }
 }

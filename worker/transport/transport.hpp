@@ -73,6 +73,13 @@ struct TransportOptions {
   // (storm.messaging.netty.min_wait_ms / max_wait_ms). Defaults 100 ms, 1000 ms.
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{1000};
+  // Authentication (storm.messaging.netty.authentication): both ends prove
+  // they hold the topology's secret (HMAC-SHA256 challenge and response, see
+  // README.md) before a tuple is read; a peer that cannot is refused, and the
+  // refusal names it. Not encryption. Default off. REQUIRES: a non-empty
+  // secret when on.
+  bool authenticate = false;
+  std::string secret;
   // REQUIRES: not null.
   std::shared_ptr<spdlog::logger> logger;
 };

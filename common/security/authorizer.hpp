@@ -1,0 +1,106 @@
+// Who may do what on nimbus: Storm's SimpleACLAuthorizer semantics with its
+// key names.
+//
+//   nimbus.admins            may do everything.
+//   nimbus.users             may submit and list; when empty, every
+//                            authenticated user may.
+//   nimbus.supervisor.users  may heartbeat, and read the topologies and code
+//                            their workers run.
+//   nimbus.daemon.users      other rstorm daemons (a standby nimbus, rstorm-ui):
+//                            may list, describe and download, never change.
+//   topology.users           (per topology, plus its submitter, the owner) may
+//                            kill, activate, deactivate, rebalance, describe
+//                            and download it.
+//   topology.readonly.users  may describe it.
+//
+// No one acts for another: a client is the principal of its certificate,
+// mapped to a local user by storm.principal.tolocal.rules, and there is no
+// impersonation call. Group variants are not read: rstorm has no group mapping.
+//
+// Thread contract: immutable after construction; thread-safe.
+#pragma once
+
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.hpp"
+#include "rstorm/config.hpp"
+
+namespace rstorm::security {
+
+enum class Operation {
+  kSubmit,
+  kUpload,
+  kList,
+  kGetLeader,
+  kKill,
+  kActivate,
+  kDeactivate,
+  kRebalance,
+  kDescribe,
+  kDownload,
+  kSupervisorHeartbeat,
+};
+
+// "submit", "kill", "describe", ... as in a denial message.
+std::string_view operation_name(Operation op);
+
+// What the authorizer needs to know of one topology.
+struct TopologyAcl {
+  std::string name;
+  std::string owner;  // the submitter's local user; empty when submitted without security
+  std::vector<std::string> users;           // topology.users
+  std::vector<std::string> readonly_users;  // topology.readonly.users
+};
+
+// storm.principal.tolocal.rules: a list of "regex => replacement" rules; the
+// first whose regex matches the whole principal gives the local user
+// (std::regex_replace syntax, $1 for a group). No rule matches: the principal
+// itself. E.g. "(.*)@EXAMPLE\\.COM => $1".
+class PrincipalMapper {
+ public:
+  PrincipalMapper() = default;
+  // ConfigError naming the rule when one is malformed.
+  static PrincipalMapper from_config(const Config& config);
+  std::string to_local(const std::string& principal) const;
+
+ private:
+  std::vector<std::pair<std::regex, std::string>> rules_;
+};
+
+class Authorizer {
+ public:
+  struct Options {
+    bool enabled = false;  // nimbus.authorizer: "simple-acl"; null: allow everything
+    std::set<std::string, std::less<>> admins;
+    std::set<std::string, std::less<>> users;
+    std::set<std::string, std::less<>> supervisor_users;
+    std::set<std::string, std::less<>> daemon_users;
+  };
+  // ConfigError on a wrong type or an unknown authorizer name.
+  static Options options_from_config(const Config& config);
+
+  explicit Authorizer(Options options) : options_(std::move(options)) {}
+
+  bool enabled() const { return options_.enabled; }
+
+  // Whether `user` (empty: an unauthenticated client) may do `op`, on
+  // `topology` for the per-topology operations. kPermissionDenied with a
+  // message naming the user, the operation and the topology otherwise, e.g.
+  // "user 'bob' may not kill topology 'wc' (owner 'alice')".
+  Status check(const std::string& user, Operation op, const TopologyAcl* topology = nullptr) const;
+
+  // Whether `user`, authenticated by a certificate, may receive a topology's
+  // secret: admins and supervisors (every authenticated user when off).
+  bool may_read_secrets(const std::string& user) const;
+
+ private:
+  Options options_;
+};
+
+}  // namespace rstorm::security

@@ -1,0 +1,126 @@
+#include "common/security/authorizer.hpp"
+
+#include <gtest/gtest.h>
+
+namespace rstorm::security {
+namespace {
+
+Authorizer acl_authorizer() {
+  Authorizer::Options o;
+  o.enabled = true;
+  o.admins = {"admin"};
+  o.supervisor_users = {"supervisor"};
+  o.daemon_users = {"ui"};
+  return Authorizer(o);
+}
+
+TopologyAcl wc() { return TopologyAcl{"wc", "alice", {"carol"}, {"dave"}}; }
+
+TEST(Authorizer, OffAllowsEverything) {
+  Authorizer off{Authorizer::Options{}};
+  const TopologyAcl t = wc();
+  EXPECT_TRUE(off.check("", Operation::kKill, &t));
+  EXPECT_TRUE(off.check("bob", Operation::kSubmit));
+}
+
+TEST(Authorizer, OwnerAndTopologyUsersMayChangeItOthersMayNot) {
+  const Authorizer a = acl_authorizer();
+  const TopologyAcl t = wc();
+  for (Operation op : {Operation::kKill, Operation::kActivate, Operation::kDeactivate,
+                       Operation::kRebalance, Operation::kDescribe, Operation::kDownload}) {
+    EXPECT_TRUE(a.check("alice", op, &t)) << operation_name(op);
+    EXPECT_TRUE(a.check("carol", op, &t)) << operation_name(op);
+    EXPECT_TRUE(a.check("admin", op, &t)) << operation_name(op);
+    EXPECT_EQ(a.check("bob", op, &t).code(), ErrorCode::kPermissionDenied) << operation_name(op);
+  }
+  Status denied = a.check("bob", Operation::kKill, &t);
+  EXPECT_EQ(denied.message(),
+            "user 'bob' may not kill topology 'wc' (owner 'alice'): not in its topology.users");
+}
+
+TEST(Authorizer, ReadOnlyUsersMayDescribeOnly) {
+  const Authorizer a = acl_authorizer();
+  const TopologyAcl t = wc();
+  EXPECT_TRUE(a.check("dave", Operation::kDescribe, &t));
+  EXPECT_FALSE(a.check("dave", Operation::kKill, &t));
+  EXPECT_FALSE(a.check("dave", Operation::kRebalance, &t));
+  EXPECT_FALSE(a.check("dave", Operation::kDownload, &t));
+}
+
+TEST(Authorizer, SupervisorsHeartbeatAndReadDaemonsOnlyRead) {
+  const Authorizer a = acl_authorizer();
+  const TopologyAcl t = wc();
+  EXPECT_TRUE(a.check("supervisor", Operation::kSupervisorHeartbeat));
+  EXPECT_TRUE(a.check("supervisor", Operation::kDownload, &t));
+  EXPECT_TRUE(a.check("supervisor", Operation::kDescribe, &t));
+  EXPECT_FALSE(a.check("supervisor", Operation::kKill, &t));
+  EXPECT_FALSE(a.check("alice", Operation::kSupervisorHeartbeat));
+  EXPECT_TRUE(a.check("ui", Operation::kList));
+  EXPECT_TRUE(a.check("ui", Operation::kDescribe, &t));
+  EXPECT_FALSE(a.check("ui", Operation::kKill, &t));
+  EXPECT_FALSE(a.check("ui", Operation::kSupervisorHeartbeat));
+}
+
+TEST(Authorizer, NimbusUsersLimitsWhoSubmitsWhenSet) {
+  Authorizer::Options o;
+  o.enabled = true;
+  Authorizer open(o);
+  EXPECT_TRUE(open.check("anyone", Operation::kSubmit));
+  o.users = {"alice"};
+  Authorizer closed(o);
+  EXPECT_TRUE(closed.check("alice", Operation::kSubmit));
+  Status s = closed.check("bob", Operation::kSubmit);
+  EXPECT_EQ(s.code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(s.message().find("user 'bob' may not submit"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("nimbus.users"), std::string::npos) << s.message();
+}
+
+TEST(Authorizer, UnauthenticatedClientsMayOnlyAskForTheLeader) {
+  const Authorizer a = acl_authorizer();
+  const TopologyAcl t = wc();
+  EXPECT_TRUE(a.check("", Operation::kGetLeader));
+  Status s = a.check("", Operation::kList);
+  EXPECT_EQ(s.code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(s.message().find("unauthenticated"), std::string::npos) << s.message();
+  EXPECT_FALSE(a.check("", Operation::kDescribe, &t));
+}
+
+TEST(Authorizer, CodeOfNoTopologyIsOnlyForAdminsAndDaemons) {
+  const Authorizer a = acl_authorizer();
+  EXPECT_FALSE(a.check("alice", Operation::kDownload, nullptr));
+  EXPECT_TRUE(a.check("admin", Operation::kDownload, nullptr));
+  EXPECT_TRUE(a.check("supervisor", Operation::kDownload, nullptr));
+}
+
+TEST(Authorizer, UnknownAuthorizerIsAConfigErrorNamingTheKey) {
+  Config c;
+  c.set("nimbus.authorizer", "kerberos", "rstorm.yaml");
+  try {
+    (void)Authorizer::options_from_config(c);
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("nimbus.authorizer"), std::string::npos) << e.what();
+  }
+  c.set("nimbus.authorizer", "simple-acl");
+  c.set("nimbus.admins", ConfigValue::List{"root"});
+  auto o = Authorizer::options_from_config(c);
+  EXPECT_TRUE(o.enabled);
+  EXPECT_TRUE(o.admins.contains("root"));
+}
+
+TEST(PrincipalMapper, FirstMatchingRuleMapsThePrincipal) {
+  Config c;
+  c.set("storm.principal.tolocal.rules",
+        ConfigValue::List{"(.*)@EXAMPLE\\.COM => $1", "svc-(.*) => daemon-$1"});
+  auto m = PrincipalMapper::from_config(c);
+  EXPECT_EQ(m.to_local("alice@EXAMPLE.COM"), "alice");
+  EXPECT_EQ(m.to_local("svc-ui"), "daemon-ui");
+  EXPECT_EQ(m.to_local("bob"), "bob");
+  c.set("storm.principal.tolocal.rules", ConfigValue::List{"no arrow"});
+  EXPECT_THROW(PrincipalMapper::from_config(c), ConfigError);
+  c.set("storm.principal.tolocal.rules", ConfigValue::List{"([ => x"});
+  EXPECT_THROW(PrincipalMapper::from_config(c), ConfigError);
+}
+
+}  // namespace
+}  // namespace rstorm::security
