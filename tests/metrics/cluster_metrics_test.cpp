@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <regex>
@@ -93,6 +94,8 @@ TEST(ClusterMetrics, PrometheusFindsEveryDaemonAndEveryDashboardQueryHasData) {
   o.overrides = rstorm::testing::kFastConfig;
   o.prometheus = true;
   o.prometheus_scrape_interval = 1s;
+  const char* secure = std::getenv("RSTORM_TEST_SECURE");  // the secure.* variant
+  o.secure = secure != nullptr && std::string(secure) == "1";
   auto started = sv::DevCluster::start(o, Logger::to_stderr("metrics-test"));
   ASSERT_TRUE(started) << started.status().to_string();
   auto cluster = std::move(started).value();
