@@ -326,6 +326,14 @@ Status DevCluster::start_all() {
     if (options_.secure) {
       const auto client = tls_client_overrides("supervisor");
       p.args.insert(p.args.end(), client.begin(), client.end());
+      // Its workers encrypt their connections, presenting its certificate.
+      const auto tls = tls_dir();
+      p.args.insert(
+          p.args.end(),
+          {"-c", "storm.messaging.netty.tls.enable=true", "-c",
+           "storm.messaging.netty.tls.cert.path=" + (tls / "supervisor.pem").string(), "-c",
+           "storm.messaging.netty.tls.key.path=" + (tls / "supervisor-key.pem").string(), "-c",
+           "storm.messaging.netty.tls.ca.path=" + (tls / "ca.pem").string()});
     }
     if (Status s = launch(p); !s) return s;
     supervisors_.push_back(std::move(p));
@@ -443,7 +451,9 @@ Status DevCluster::make_certificates() {
   for (const char* name : {"nimbus", "supervisor", "ui", "alice", "bob", "admin"}) {
     security::CertificateRequest request;
     request.common_name = name;
-    if (std::string_view(name) == "nimbus") {
+    // Servers name the host they are dialled at: nimbus, and the supervisors,
+    // whose certificate their workers present to each other.
+    if (std::string_view(name) == "nimbus" || std::string_view(name) == "supervisor") {
       request.dns_names = {"localhost"};
       request.ip_addresses = {"127.0.0.1"};
     }

@@ -59,7 +59,8 @@ struct DevClusterOptions {
   // <work_dir>/tls issues certificates for nimbus, the supervisors, rstorm-ui
   // and three users (alice, bob, admin); nimbus serves only mutual TLS and
   // checks every call with the simple-acl authorizer (admin in nimbus.admins);
-  // workers authenticate each other; the daemons' ZooKeeper nodes carry
+  // workers authenticate each other and encrypt their connections (mutual TLS
+  // with the supervisors' certificate); the daemons' ZooKeeper nodes carry
   // digest ACLs.
   // client_config() is alice's; user_config("bob") and user_config("admin")
   // are the others'. Default false.

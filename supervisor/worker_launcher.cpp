@@ -87,10 +87,21 @@ Result<wp::WorkerSpec> WorkerLauncher::prepare(const thrift::Assignment& a,
   }
   spec.config = options_.worker_config;
   spec.config.merge(*config);  // the topology's own entries win ...
-  // ... except that a topology cannot switch off the cluster's authentication.
+  // ... except that a topology cannot switch off the cluster's authentication
+  // or encryption, nor present other certificates than its supervisor's.
   if (const auto* entry = options_.worker_config.find("storm.messaging.netty.authentication");
       entry != nullptr && entry->value.is_bool() && entry->value.as_bool()) {
     spec.config.set("storm.messaging.netty.authentication", true, entry->origin);
+  }
+  if (const auto* entry = options_.worker_config.find("storm.messaging.netty.tls.enable");
+      entry != nullptr && entry->value.is_bool() && entry->value.as_bool()) {
+    for (const char* key :
+         {"storm.messaging.netty.tls.enable", "storm.messaging.netty.tls.cert.path",
+          "storm.messaging.netty.tls.key.path", "storm.messaging.netty.tls.ca.path"}) {
+      if (const auto* own = options_.worker_config.find(key); own != nullptr) {
+        spec.config.set(key, own->value, own->origin);
+      }
+    }
   }
   spec.heartbeat_interval_ms = options_.worker_heartbeat_ms;
   spec.secret = info_it->second.secret;

@@ -1,21 +1,26 @@
 // rstorm-bench-transport: envelopes/s through the wire codec (encode, decode)
 // and through two Transports connected over 127.0.0.1 in one process, plus
 // delivery latency percentiles at a fixed offered rate. Medians of --runs runs.
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <mutex>
-#include <thread>
-#include <vector>
-
+// --tls-compare: the two-process figures in plaintext and over mutual TLS
+// (storm.messaging.netty.tls.*, certificates from a throw-away CA), runs
+// alternating, each run printed, and the ratio of the medians.
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/sinks/null_sink.h>
-#include <spdlog/spdlog.h>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
 
+#include "common/security/certificates.hpp"
 #include "rstorm/topology_builder.hpp"
 #include "rstorm/worker/topology_plan.hpp"
 #include "worker/transport/codec.hpp"
@@ -25,6 +30,9 @@ namespace {
 
 using namespace rstorm;
 using Clock = std::chrono::steady_clock;
+
+// Every transport of the bench speaks TLS with these files when set.
+std::optional<security::TlsFiles> g_tls;
 
 class Spout1 : public Spout {
  public:
@@ -145,6 +153,7 @@ struct Pair {
       o.self = {"127.0.0.1", 0};
       o.local_tasks = std::move(local);
       o.logger = log;
+      o.tls = g_tls;
       return o;
     };
     a = transport::Transport::start(p, opts({TaskId(3), TaskId(4)}), &ra).value();
@@ -207,6 +216,7 @@ transport::TransportOptions options(std::vector<TaskId> local) {
   o.self = {"127.0.0.1", 0};
   o.local_tasks = std::move(local);
   o.logger = quiet_logger();
+  o.tls = g_tls;
   return o;
 }
 
@@ -325,6 +335,51 @@ std::vector<double> bench_latency(const worker::TopologyPlan& p, double rate, do
   return {pct(0.5), pct(0.99), pct(0.999), static_cast<double>(sent) / seconds_since(start)};
 }
 
+// A throw-away CA and a certificate naming 127.0.0.1, in a temp folder.
+std::optional<security::TlsFiles> make_certificates(const std::filesystem::path& dir) {
+  auto ca = security::CertificateAuthority::create("bench CA");
+  if (!ca || !(*ca)->write_certificate(dir / "ca.pem")) return std::nullopt;
+  security::CertificateRequest host;
+  host.common_name = "supervisor";
+  host.ip_addresses = {"127.0.0.1"};
+  if (!(*ca)->issue(host, dir / "host.pem", dir / "host-key.pem")) return std::nullopt;
+  return security::TlsFiles{.cert = (dir / "host.pem").string(),
+                            .key = (dir / "host-key.pem").string(),
+                            .ca = (dir / "ca.pem").string()};
+}
+
+int compare_tls(const worker::TopologyPlan& p, int runs, std::int64_t tuples) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("rstorm-bench-transport-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto files = make_certificates(dir);
+  if (!files) {
+    std::fprintf(stderr, "cannot make certificates in %s\n", dir.c_str());
+    return 1;
+  }
+  for (bool acks : {false, true}) {
+    std::vector<double> plain, tls;
+    for (int r = 0; r < runs; ++r) {
+      g_tls.reset();
+      plain.push_back(bench_two_processes(p, tuples, acks));
+      g_tls = files;
+      tls.push_back(bench_two_processes(p, tuples, acks));
+      std::printf("run %d%s: plaintext %6.2f M tuples/s, TLS %6.2f M tuples/s (%.2fx)\n", r + 1,
+                  acks ? " + acks" : "", plain.back() / 1e6, tls.back() / 1e6,
+                  tls.back() / plain.back());
+    }
+    std::printf(
+        "two processes A->B%s, median of %d: plaintext %.2f M tuples/s, TLS %.2f M "
+        "tuples/s, ratio %.2f\n",
+        acks ? " + acks" : "", runs, median(plain) / 1e6, median(tls) / 1e6,
+        median(tls) / median(plain));
+  }
+  g_tls.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -338,10 +393,14 @@ int main(int argc, char** argv) {
   app.add_option("--seconds", seconds, "length of the latency run");
   bool codec_only = false;
   app.add_flag("--codec-only", codec_only, "only the encode and decode figures");
+  bool tls_compare = false;
+  app.add_flag("--tls-compare", tls_compare,
+               "two processes, plaintext against mutual TLS, runs alternating");
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::warn);
 
   auto p = plan();
+  if (tls_compare) return compare_tls(*p, runs, tuples);
   std::vector<double> enc, dec, loop, loop_acks;
   std::size_t frame_bytes = 0;
   for (int r = 0; r < runs; ++r) {

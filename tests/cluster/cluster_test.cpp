@@ -564,6 +564,21 @@ TEST_F(ClusterTest, SecureClusterRunsAlicesTopologyAndRefusesBobAndPlaintextClie
   auto spec_text = wp::read_whole_file(spec);
   ASSERT_TRUE(spec_text);
   EXPECT_NE(spec_text->find("\"secret\""), std::string::npos);
+  // Workers speak only TLS: a plaintext hello that claims to be one of them is
+  // refused at the handshake, and the worker's log names where it came from.
+  transport::FrameEncoder hello;
+  hello.add_hello(a->topology_id, "127.0.0.1", slot.port);
+  auto answer = sv::loopback_exchange(
+      slot.port, std::string_view(reinterpret_cast<const char*>(hello.data()), hello.size()), 5s);
+  ASSERT_TRUE(answer) << "worker " << slot.port << " does not listen";
+  const auto worker_log = worker_dir(slot.node_id, a->topology_id, slot.port) / "worker.log";
+  EXPECT_TRUE(eventually([&] {
+    auto text = wp::read_whole_file(worker_log);
+    return text && std::regex_search(*text, std::regex("refused connection from 127\\.0\\.0\\.1:"
+                                                       "[0-9]+: TLS handshake failed: wrong "
+                                                       "version number"));
+  })) << "no refusal in "
+      << worker_log;
 
   const std::string bob = cluster_->user_config("bob").string();
   auto list = run_cli({"list", "--config", bob});

@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "common/security/tls.hpp"
 #include "rstorm/topology_library.hpp"
 #include "rstorm/worker/state_backends.hpp"
 
@@ -41,6 +42,14 @@ Result<transport::TransportOptions> transport_options(const WorkerSpec& spec,
     o.reconnect_max = std::max(o.reconnect_min, std::chrono::milliseconds(worker::config_int(
                                                     c, "storm.messaging.netty.max_wait_ms", 1000)));
     o.authenticate = c.get_bool("storm.messaging.netty.authentication", false);
+    if (c.get_bool("storm.messaging.netty.tls.enable", false)) {
+      o.tls = security::tls_files_from_config(c, "storm.messaging.netty.tls");
+      if (!o.tls || !o.tls->complete()) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "storm.messaging.netty.tls.enable is on but storm.messaging.netty.tls."
+                      "cert.path, .key.path and .ca.path are not all set");
+      }
+    }
   } catch (const ConfigError& e) {
     return Status(ErrorCode::kInvalidArgument, e.what());
   }

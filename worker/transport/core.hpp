@@ -7,16 +7,17 @@
 // after construction.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <spdlog/logger.h>
 
 #include "worker/transport/plan_index.hpp"
 #include "worker/transport/transport.hpp"
@@ -51,6 +52,9 @@ struct TransportCore {
   spdlog::logger& log;
   const PlanIndex index;
   boost::asio::io_context io{1};
+  // The data plane's TLS context when options.tls is set; set before the io
+  // thread starts.
+  std::shared_ptr<boost::asio::ssl::context> tls;
   TransportCounters counters;
   // The address we listen on (options.self with the bound port); set before
   // the io thread starts.

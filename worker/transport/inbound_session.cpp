@@ -1,6 +1,7 @@
 #include "worker/transport/inbound_session.hpp"
 
 #include <algorithm>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
 
@@ -15,12 +16,10 @@ namespace {
 constexpr std::size_t kReadChunk = 256 * 1024;
 }  // namespace
 
-InboundSession::InboundSession(TransportCore& core, tcp::socket socket)
-    : core_(core),
-      socket_(std::move(socket)),
-      decoder_(core.index, &core.local) {
+InboundSession::InboundSession(TransportCore& core, tcp::socket socket, asio::ssl::context* tls)
+    : core_(core), stream_(std::move(socket), tls), decoder_(core.index, &core.local) {
   boost::system::error_code ec;
-  const tcp::endpoint ep = socket_.remote_endpoint(ec);
+  const tcp::endpoint ep = stream_.socket().remote_endpoint(ec);
   remote_ = ec ? std::string("an unknown address")
                : ep.address().to_string() + ":" + std::to_string(ep.port());
   buf_.resize(kReadChunk);
@@ -32,8 +31,24 @@ std::string InboundSession::who() const {
 
 void InboundSession::start() {
   boost::system::error_code ignored;
-  socket_.set_option(tcp::no_delay(true), ignored);
-  read_more();
+  stream_.socket().set_option(tcp::no_delay(true), ignored);
+  if (!stream_.tls()) {
+    read_more();
+    return;
+  }
+  reading_ = true;  // nothing is read before the handshake is done
+  stream_.async_handshake(true, [self = shared_from_this()](const boost::system::error_code& ec) {
+    self->reading_ = false;
+    if (self->closed_) return;
+    if (ec) {
+      TransportCounters::add(self->core_.counters.connections_refused, 1);
+      self->core_.log.warn("refused connection from {}: TLS handshake failed: {}", self->remote_,
+                           explain_tls_error(ec, true));
+      self->close("the TLS handshake failed");
+      return;
+    }
+    self->read_more();
+  });
 }
 
 void InboundSession::read_more() {
@@ -46,12 +61,15 @@ void InboundSession::read_more() {
   }
   if (end_ == buf_.size()) buf_.resize(buf_.size() + kReadChunk);
   reading_ = true;
-  socket_.async_read_some(
+  stream_.async_read_some(
       asio::buffer(buf_.data() + end_, buf_.size() - end_),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
         self->reading_ = false;
         if (self->closed_) return;
         if (ec) {
+          // A TLS peer that closes its socket without a close_notify ends the
+          // stream "truncated": to us, the connection ended.
+          const bool ended = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
           const std::size_t left = self->end_ - self->begin_;
           if (left > 0) {
             TransportCounters::add(self->core_.counters.frames_rejected, 1);
@@ -62,11 +80,12 @@ void InboundSession::read_more() {
             self->core_.log.error(
                 "truncated frame from {}: the connection ended after {} of its {} bytes ({}); "
                 "frame dropped, closing the connection",
-                self->who(), left, want, ec == asio::error::eof ? "closed by the peer" : ec.message());
-          } else if (ec == asio::error::eof) {
+                self->who(), left, want, ended ? "closed by the peer" : ec.message());
+          } else if (ended) {
             self->core_.log.debug("connection from {} closed by the peer", self->who());
           } else {
-            self->core_.log.warn("connection from {} failed: {}", self->who(), ec.message());
+            self->core_.log.warn("connection from {} failed: {}", self->who(),
+                                 self->stream_.tls() ? explain_tls_error(ec, true) : ec.message());
           }
           self->close("the sending worker's connection closed");
           return;
@@ -89,6 +108,15 @@ void InboundSession::process() {
     if (avail < kLengthPrefixBytes) break;
     const std::uint32_t length = read_length_prefix(buf_.data() + begin_);
     if (length > core_.options.max_frame_bytes) {
+      if (!accepted_ && !stream_.tls() && buf_[begin_] == 0x16 && buf_[begin_ + 1] == 0x03) {
+        TransportCounters::add(core_.counters.connections_refused, 1);
+        core_.log.warn(
+            "refused connection from {}: it speaks TLS, and "
+            "storm.messaging.netty.tls.enable is off on this worker",
+            remote_);
+        close("the sender speaks TLS");
+        return;
+      }
       reject("frame of " + std::to_string(length) + " bytes from " + who() +
              " exceeds worker.transport.max.frame.bytes (" +
              std::to_string(core_.options.max_frame_bytes) + "); closing the connection");
@@ -238,7 +266,7 @@ void InboundSession::send(const FrameEncoder& encoder) {
 void InboundSession::write_next() {
   if (writing_ || out_.empty() || closed_) return;
   writing_ = true;
-  asio::async_write(socket_, asio::buffer(out_.front()),
+  asio::async_write(stream_, asio::buffer(out_.front()),
                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                       self->writing_ = false;
                       if (self->closed_) return;
@@ -259,8 +287,7 @@ void InboundSession::write_next() {
 void InboundSession::close(std::string_view reason) {
   if (closed_) return;
   closed_ = true;
-  boost::system::error_code ignored;
-  socket_.close(ignored);
+  stream_.close();
   core_.give_up(batch_, reason);
   core_.sessions.erase(shared_from_this());
 }

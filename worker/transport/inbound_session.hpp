@@ -10,6 +10,9 @@
 // Thread contract: io thread only.
 #pragma once
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -17,17 +20,17 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
-
 #include "worker/transport/codec.hpp"
 #include "worker/transport/core.hpp"
+#include "worker/transport/stream.hpp"
 
 namespace rstorm::transport {
 
 class InboundSession : public std::enable_shared_from_this<InboundSession> {
  public:
-  InboundSession(TransportCore& core, boost::asio::ip::tcp::socket socket);
+  // TLS when `tls` is not null (storm.messaging.netty.tls.enable).
+  InboundSession(TransportCore& core, boost::asio::ip::tcp::socket socket,
+                 boost::asio::ssl::context* tls);
 
   void start();
   // Closes the connection; envelopes decoded but not yet delivered are given
@@ -52,7 +55,7 @@ class InboundSession : public std::enable_shared_from_this<InboundSession> {
   std::string who() const;
 
   TransportCore& core_;
-  boost::asio::ip::tcp::socket socket_;
+  PeerStream stream_;
   std::string remote_;  // "ip:port" of the socket's far end
   FrameDecoder decoder_;
   ControlMessage control_;

@@ -4,10 +4,12 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 
 #include "worker/transport/authentication.hpp"
 #include "worker/transport/codec.hpp"
+#include "worker/transport/stream.hpp"
 
 namespace rstorm::transport {
 
@@ -16,8 +18,9 @@ using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 struct OutboundChannel::Connection {
-  explicit Connection(asio::io_context& io) : socket(io), resolver(io) {}
-  tcp::socket socket;
+  Connection(asio::io_context& io, asio::ssl::context* tls)
+      : stream(tcp::socket(io), tls), resolver(io) {}
+  PeerStream stream;
   tcp::resolver resolver;
   std::uint8_t header[kLengthPrefixBytes] = {};
   std::vector<std::uint8_t> body;
@@ -191,8 +194,7 @@ void OutboundChannel::close_connection(std::string_view reason) {
   if (auto c = conn_) {
     conn_.reset();
     c->closed = true;
-    boost::system::error_code ignored;
-    c->socket.close(ignored);
+    c->stream.close();
     c->resolver.cancel();
     if (c->writing_active) {
       in_flight.swap(c->writing);
@@ -232,7 +234,7 @@ void OutboundChannel::give_up_buffered(std::vector<std::uint8_t>& in_flight,
 }
 
 void OutboundChannel::connect() {
-  auto c = std::make_shared<Connection>(core_.io);
+  auto c = std::make_shared<Connection>(core_.io, core_.tls.get());
   c->decoder = std::make_unique<FrameDecoder>(core_.index, nullptr);
   conn_ = c;
   c->resolver.async_resolve(
@@ -240,37 +242,59 @@ void OutboundChannel::connect() {
       [this, c](const boost::system::error_code& ec, tcp::resolver::results_type results) {
         if (c != conn_) return;
         if (ec) return fail(c, "cannot resolve " + peer_.host + ": " + ec.message(), false);
-        asio::async_connect(c->socket, results,
-                            [this, c](const boost::system::error_code& ec2, const tcp::endpoint&) {
-                              if (c != conn_) return;
-                              if (ec2) return fail(c, ec2.message(), false);
-                              on_connected(c);
-                            });
+        asio::async_connect(
+            c->stream.socket(), results,
+            [this, c](const boost::system::error_code& ec2, const tcp::endpoint&) {
+              if (c != conn_) return;
+              if (ec2) return fail(c, ec2.message(), false);
+              if (!c->stream.tls()) return on_connected(c);
+              c->stream.verify_host(peer_.host);
+              c->stream.async_handshake(false, [this, c](const boost::system::error_code& ec3) {
+                if (c != conn_) return;
+                if (ec3) {
+                  TransportCounters::add(core_.counters.connections_refused, 1);
+                  return fail(c, "TLS handshake failed: " + explain_tls_error(ec3, false), true);
+                }
+                on_connected(c);
+              });
+            });
       });
 }
 
 void OutboundChannel::on_connected(const std::shared_ptr<Connection>& c) {
   boost::system::error_code ignored;
-  c->socket.set_option(tcp::no_delay(true), ignored);
+  c->stream.socket().set_option(tcp::no_delay(true), ignored);
   FrameEncoder encoder;
   if (core_.options.authenticate) c->nonce = security::random_bytes(kNonceBytes);
   encoder.add_hello(core_.options.topology_id, core_.self.host, core_.self.port, c->nonce);
   c->hello.assign(encoder.data(), encoder.data() + encoder.size());
-  asio::async_write(c->socket, asio::buffer(c->hello),
+  asio::async_write(c->stream, asio::buffer(c->hello),
                     [this, c](const boost::system::error_code& ec, std::size_t) {
-                      if (ec && c == conn_) fail(c, "cannot send the hello: " + ec.message(), false);
+                      if (ec && c == conn_)
+                        fail(c, "cannot send the hello: " + ec.message(), false);
                     });
   read_header(c);
 }
 
 void OutboundChannel::read_header(const std::shared_ptr<Connection>& c) {
-  asio::async_read(c->socket, asio::buffer(c->header),
+  asio::async_read(c->stream, asio::buffer(c->header),
                    [this, c](const boost::system::error_code& ec, std::size_t) {
                      if (c != conn_) return;
                      if (ec) {
-                       return fail(c, ec == asio::error::eof ? "the peer closed the connection"
-                                                             : ec.message(),
-                                   false);
+                       const bool ended =
+                           ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+                       if (ended && !c->handshaken) {
+                         return fail(c,
+                                     "the peer closed the connection before accepting it (its log "
+                                     "says why; a worker whose storm.messaging.netty.tls.enable "
+                                     "differs closes it too)",
+                                     false);
+                       }
+                       return fail(
+                           c,
+                           ended ? "the peer closed the connection"
+                                 : (c->stream.tls() ? explain_tls_error(ec, false) : ec.message()),
+                           false);
                      }
                      const std::uint32_t length = read_length_prefix(c->header);
                      if (length > core_.options.max_frame_bytes) {
@@ -287,7 +311,7 @@ void OutboundChannel::read_header(const std::shared_ptr<Connection>& c) {
 
 void OutboundChannel::read_body(const std::shared_ptr<Connection>& c, std::uint32_t length) {
   c->body.resize(length);
-  asio::async_read(c->socket, asio::buffer(c->body),
+  asio::async_read(c->stream, asio::buffer(c->body),
                    [this, c](const boost::system::error_code& ec, std::size_t) {
                      if (c != conn_) return;
                      if (ec) {
@@ -328,7 +352,7 @@ void OutboundChannel::on_frame(const std::shared_ptr<Connection>& c, const std::
       answer.add_proof(sender_proof(core_.options.secret, core_.options.topology_id, c->nonce,
                                     c->control.nonce));
       c->proof.assign(answer.data(), answer.data() + answer.size());
-      asio::async_write(c->socket, asio::buffer(c->proof),
+      asio::async_write(c->stream, asio::buffer(c->proof),
                         [this, c](const boost::system::error_code& ec, std::size_t) {
                           if (ec && c == conn_) {
                             fail(c, "cannot send the proof: " + ec.message(), false);
@@ -398,7 +422,7 @@ void OutboundChannel::write_pending() {
     c->writing_tuples = std::exchange(control_.tuples, 0) + std::exchange(data_.tuples, 0);
   }
   c->writing_active = true;
-  asio::async_write(c->socket, asio::buffer(c->writing),
+  asio::async_write(c->stream, asio::buffer(c->writing),
                     [this, c](const boost::system::error_code& ec, std::size_t) {
                       if (c->closed || c != conn_) {
                         c->writing_active = false;  // close_connection took the bytes back
@@ -450,8 +474,7 @@ void OutboundChannel::fail(const std::shared_ptr<Connection>& c, const std::stri
     // Nothing was written on this connection: the buffered envelopes wait.
     conn_.reset();
     c->closed = true;
-    boost::system::error_code ignored;
-    c->socket.close(ignored);
+    c->stream.close();
   }
   ++failures_in_a_row_;
   if (mode_.load() != Mode::kListed || core_.stopping) return;

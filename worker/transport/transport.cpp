@@ -2,18 +2,18 @@
 
 #include <pthread.h>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <future>
 #include <map>
 #include <mutex>
 #include <thread>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-
 #include "worker/transport/core.hpp"
 #include "worker/transport/inbound_session.hpp"
 #include "worker/transport/outbound_channel.hpp"
+#include "worker/transport/stream.hpp"
 
 namespace rstorm::transport {
 
@@ -108,7 +108,7 @@ struct Transport::Impl {
         }
         return;
       }
-      auto session = std::make_shared<InboundSession>(core, std::move(socket));
+      auto session = std::make_shared<InboundSession>(core, std::move(socket), core.tls.get());
       core.sessions.insert(session);
       session->start();
       accept();
@@ -176,7 +176,14 @@ Result<std::unique_ptr<Transport>> Transport::start(const worker::TopologyPlan& 
   }
   if (options.reconnect_min.count() < 1) options.reconnect_min = std::chrono::milliseconds(1);
   if (options.reconnect_max < options.reconnect_min) options.reconnect_max = options.reconnect_min;
+  std::shared_ptr<asio::ssl::context> tls;
+  if (options.tls) {
+    auto context = make_tls_context(*options.tls);
+    if (!context) return context.status();
+    tls = std::move(*context);
+  }
   auto impl = std::make_unique<Impl>(plan, std::move(options), handler);
+  impl->core.tls = std::move(tls);
   if (Status s = impl->listen(); !s.is_ok()) return s;
   impl->compute_local({});
   impl->accept();

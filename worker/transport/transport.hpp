@@ -15,18 +15,20 @@
 // transport stopped.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <chrono>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <spdlog/logger.h>
-
+#include "common/security/tls.hpp"
 #include "common/status.hpp"
 #include "rstorm/ids.hpp"
 #include "rstorm/worker/envelope.hpp"
@@ -80,6 +82,11 @@ struct TransportOptions {
   // secret when on.
   bool authenticate = false;
   std::string secret;
+  // TLS (storm.messaging.netty.tls.enable, .cert.path, .key.path, .ca.path):
+  // every connection is encrypted and both ends present a certificate signed
+  // by `tls->ca`; the sender also checks the receiver's names the host it
+  // dialled. Both ends must agree; a plaintext peer is refused. Unset: plaintext.
+  std::optional<security::TlsFiles> tls;
   // REQUIRES: not null.
   std::shared_ptr<spdlog::logger> logger;
 };
