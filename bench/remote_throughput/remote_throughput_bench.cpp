@@ -17,27 +17,30 @@
 // b, so tuples and acks cross the data plane both ways. Prints each run's
 // acked sentences/s and p99 complete latency (from the spout's histogram on
 // worker a's /metrics over the measured window).
+// With --tls-compare: the throughput runs in plaintext and with the data plane
+// over mutual TLS (storm.messaging.netty.tls.*, certificates from a throw-away
+// CA), alternating run by run, each printed, and the ratio of the medians.
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <limits>
-#include <cstdio>
-#include <fstream>
-#include <map>
-#include <tuple>
-#include <sstream>
-#include <thread>
-
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <tuple>
 
 #include "common/config_loader.hpp"
+#include "common/security/certificates.hpp"
 #include "supervisor/dev_cluster.hpp"
 #include "supervisor/process_control.hpp"
 #include "supervisor/supervisor_options.hpp"
@@ -392,6 +395,58 @@ double percentile(std::vector<float>& v, double p) {
   return v[k];
 }
 
+// The storm.messaging.netty.tls.* overrides for a throw-away CA and a
+// certificate naming 127.0.0.1, written under `dir`.
+std::vector<std::string> tls_overrides(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  auto ca = rstorm::security::CertificateAuthority::create("bench CA");
+  rstorm::security::CertificateRequest host;
+  host.common_name = "supervisor";
+  host.ip_addresses = {"127.0.0.1"};
+  if (!ca || !(*ca)->write_certificate(dir / "ca.pem") ||
+      !(*ca)->issue(host, dir / "host.pem", dir / "host-key.pem")) {
+    std::fprintf(stderr, "cannot make certificates in %s\n", dir.c_str());
+    std::exit(1);
+  }
+  return {"storm.messaging.netty.tls.enable=true",
+          "storm.messaging.netty.tls.cert.path=" + (dir / "host.pem").string(),
+          "storm.messaging.netty.tls.key.path=" + (dir / "host-key.pem").string(),
+          "storm.messaging.netty.tls.ca.path=" + (dir / "ca.pem").string()};
+}
+
+int tls_runs(const std::filesystem::path& base, int runs, int windows, double window_secs,
+             const std::string& modes, const std::vector<std::string>& extra) {
+  std::vector<std::string> tls = extra;
+  for (auto& o : tls_overrides(base / "tls")) tls.push_back(o);
+  std::printf(
+      "rstorm-bench-remote-throughput --tls-compare: spout in worker a, IdBolt and "
+      "NullBolt in worker b, plaintext and mutual TLS runs alternating; median of %d\n",
+      runs);
+  for (bool acking : {false, true}) {
+    if (modes != "both" && (modes == "on") != acking) continue;
+    std::vector<double> plain_rates, tls_rates;
+    for (int i = 0; i < runs; ++i) {
+      const std::string tag = std::to_string(acking) + "-" + std::to_string(i);
+      auto p = measure(base / ("plain-" + tag), acking, windows, window_secs, extra);
+      auto t = measure(base / ("tls-" + tag), acking, windows, window_secs, tls);
+      std::printf(
+          "  run %d acking %-3s: plaintext %.3f M tuples/s, TLS %.3f M tuples/s (%.2fx); "
+          "CPU s per M tuples %.2f / %.2f\n",
+          i + 1, acking ? "on" : "off", p.tuples_per_sec / 1e6, t.tuples_per_sec / 1e6,
+          p.tuples_per_sec > 0 ? t.tuples_per_sec / p.tuples_per_sec : 0, p.cpu_secs_per_million,
+          t.cpu_secs_per_million);
+      std::fflush(stdout);
+      plain_rates.push_back(p.tuples_per_sec);
+      tls_rates.push_back(t.tuples_per_sec);
+    }
+    const double mp = median(plain_rates), mt = median(tls_rates);
+    std::printf("acking %-3s: plaintext %.3f M tuples/s, TLS %.3f M tuples/s, ratio %.2f\n",
+                acking ? "on" : "off", mp / 1e6, mt / 1e6, mp > 0 ? mt / mp : 0);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -420,6 +475,9 @@ int main(int argc, char** argv) {
   app.add_option("--wrap", wrap,
                  "Start each worker under this command, e.g. \"/usr/bin/valgrind --tool=callgrind\"");
   app.add_option("--keep-dir", keep, "Keep the workers' directories (logs, profiles) here");
+  bool tls_compare = false;
+  app.add_flag("--tls-compare", tls_compare,
+               "Throughput in plaintext against the data plane over mutual TLS, runs alternating");
   CLI11_PARSE(app, argc, argv);
   std::istringstream words(wrap);
   for (std::string w; words >> w;) g_wrap.push_back(w);
@@ -427,6 +485,12 @@ int main(int argc, char** argv) {
   const auto base = !keep.empty() ? std::filesystem::path(keep)
                                    : std::filesystem::temp_directory_path() /
                                          ("rstorm-remote-bench-" + std::to_string(::getpid()));
+  if (tls_compare) {
+    const int rc = tls_runs(base, runs, windows, window_secs, modes, extra);
+    std::error_code ec;
+    if (keep.empty()) std::filesystem::remove_all(base, ec);
+    return rc;
+  }
   if (shape == "wordcount") {
     g_shape = Shape::kWordCount;
     const int rc = word_count_runs(base, runs, windows, window_secs, extra);

@@ -137,10 +137,14 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
   process->apply_status();  // before start: an INACTIVE topology starts with quiet spouts
   process->started_ = std::chrono::steady_clock::now();
   rt.start();
-  logger->info("worker for topology '{}' slot {}:{} listens on {}:{}, runs {} executors ({} ackers), "
-               "assignment version {}",
-               s.topology_id, s.supervisor_id, s.port, s.host, s.port, rt.own_executors().size(),
-               rt.num_ackers_here(), s.assignment_version);
+  const bool tls = s.config.get_bool("storm.messaging.netty.tls.enable", false);
+  const bool authenticated = s.config.get_bool("storm.messaging.netty.authentication", false);
+  logger->info(
+      "worker for topology '{}' slot {}:{} listens on {}:{} ({}{}), runs {} executors "
+      "({} ackers), assignment version {}",
+      s.topology_id, s.supervisor_id, s.port, s.host, s.port, tls ? "mutual TLS" : "plaintext",
+      authenticated ? ", peers authenticated" : "", rt.own_executors().size(), rt.num_ackers_here(),
+      s.assignment_version);
   // /metrics at slot port + worker.metrics.port.offset; a port in use is logged, not fatal.
   const worker::TopologyRuntime& executors = rt.runtime();
   auto metrics = worker::WorkerMetrics::start(
