@@ -3,7 +3,9 @@
 #               each other from their own folder and find librstorm-api through
 #               a RUNPATH relative to themselves, so the prefix can move)
 #   lib/        librstorm-api.so.<API version>, librstorm-testing.so.<API version>
-#               (the in-process test harness, rstorm/testing.hpp)
+#               (the in-process test harness, rstorm/testing.hpp),
+#               librstorm-civetweb-{ssl,crypto}.so (what HTTPS on /metrics loads,
+#               common/metrics/civetweb_openssl)
 #   include/rstorm/         the topology API
 #   lib/cmake/rstorm/       the CMake package: find_package(rstorm) gives
 #                           rstorm::api and rstorm_add_topology()
@@ -23,6 +25,8 @@ install(TARGETS rstorm rstorm-nimbus rstorm-supervisor rstorm-worker rstorm-ui
 install(TARGETS rstorm_api rstorm_testing EXPORT rstormTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS rstorm_civetweb_ssl rstorm_civetweb_crypto
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/rstorm/civetweb-openssl COMPONENT runtime)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/topology-api/include/rstorm
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(FILES ${PROJECT_SOURCE_DIR}/worker/testing/include/rstorm/testing.hpp

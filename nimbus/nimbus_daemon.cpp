@@ -1,5 +1,6 @@
 #include "nimbus/nimbus_daemon.hpp"
 
+#include "common/metrics/security_config.hpp"
 #include "common/rocksdb_store.hpp"
 #include "common/zookeeper_store.hpp"
 
@@ -11,8 +12,10 @@ Result<std::unique_ptr<NimbusDaemon>> NimbusDaemon::start(
   NimbusOptions options;
   NimbusServer::Options server_options;
   std::filesystem::path dir;
+  metrics::ServerSecurity metrics_security;
   try {
     options = NimbusOptions::from_config(config);
+    metrics_security = metrics::server_security_from_config(config);
     server_options.host = options.host;
     server_options.port = static_cast<int>(config.get_int(keys::kNimbusThriftPort));
     server_options.tls = security::tls_files_from_config(config, "nimbus.thrift.tls.server");
@@ -45,7 +48,8 @@ Result<std::unique_ptr<NimbusDaemon>> NimbusDaemon::start(
   d->nimbus_ = std::make_unique<Nimbus>(*d->store_, *d->blobs_, options, logger);
   d->server_ = std::make_unique<NimbusServer>(*d->nimbus_, server_options, logger);
   if (Status s = d->server_->start(); !s) return s;
-  d->start_metrics(config);  // before the monitor thread runs: it reports round durations
+  // Before the monitor thread runs: it reports round durations.
+  d->start_metrics(config, std::move(metrics_security));
   // Advertised to clients and standbys: the plaintext port when served, else
   // the TLS port (a plaintext client dialling it is told the port speaks TLS).
   if (Status s = d->nimbus_->start(d->port(), d->tls_port()); !s) return s;
@@ -54,13 +58,14 @@ Result<std::unique_ptr<NimbusDaemon>> NimbusDaemon::start(
 
 // /metrics and this nimbus's file SD entry (nimbus-<thrift port>.json). A
 // metrics port that cannot be bound is logged, not fatal: scheduling matters more.
-void NimbusDaemon::start_metrics(const Config& config) {
+void NimbusDaemon::start_metrics(const Config& config, metrics::ServerSecurity security) {
   const int metrics_port = static_cast<int>(config.get_int("nimbus.metrics.port", 9460));
   if (metrics_port < 0) return;
   metrics::EndpointOptions o;
   o.host = config.get_string("storm.metrics.host", "127.0.0.1");
   o.port = metrics_port;
   o.process_labels = {{"role", "nimbus"}};
+  o.security = std::move(security);
   o.sd_file = metrics::metrics_sd_dir(config) + "/nimbus-" + std::to_string(this->port()) + ".json";
   o.sd_labels = {{"role", "nimbus"}, {"nimbus", "127.0.0.1:" + std::to_string(this->port())}};
   auto endpoint = metrics::MetricsEndpoint::start(std::move(o));

@@ -44,7 +44,7 @@ class NimbusDaemon {
 
  private:
   explicit NimbusDaemon(Logger logger) : logger_(std::move(logger)) {}
-  void start_metrics(const Config& config);
+  void start_metrics(const Config& config, metrics::ServerSecurity security);
   Logger logger_;
   std::unique_ptr<CoordinationStore> store_;
   std::unique_ptr<KeyValueStore> kv_;

@@ -250,6 +250,20 @@ Status DevCluster::start_all() {
   auto daemon_args = [&](const std::filesystem::path& local_dir) {
     std::vector<std::string> args{"--config", daemon_config().string(), "-c",
                                   "storm.local.dir=" + local_dir.string()};
+    if (options_.secure) {
+      // Every /metrics (nimbus, supervisors, their workers, rstorm-ui reads
+      // them) over HTTPS with basic authentication; Prometheus below scrapes so.
+      const auto tls = tls_dir();
+      for (const std::string& kv :
+           {"storm.metrics.tls.cert.path=" + (tls / "metrics.pem").string(),
+            "storm.metrics.tls.key.path=" + (tls / "metrics-key.pem").string(),
+            "storm.metrics.tls.ca.path=" + (tls / "ca.pem").string(),
+            std::string("storm.metrics.auth.user=prometheus"),
+            "storm.metrics.auth.password.file=" + metrics_password_file().string()}) {
+        args.push_back("-c");
+        args.push_back(kv);
+      }
+    }
     for (const auto& o : options_.overrides) {
       args.push_back("-c");
       args.push_back(o);
@@ -383,6 +397,11 @@ Status DevCluster::start_all() {
     po.work_dir = work_dir_ / "prometheus";
     po.sd_dir = metrics_sd_dir().string();
     po.scrape_interval = options_.prometheus_scrape_interval;
+    if (options_.secure) {
+      po.tls_ca_file = (tls_dir() / "ca.pem").string();
+      po.basic_auth_user = "prometheus";
+      po.basic_auth_password_file = metrics_password_file().string();
+    }
     auto prometheus = metrics::PrometheusServer::start(po);
     if (!prometheus.ok()) return Status(ErrorCode::kIoError, prometheus.status().message());
     prometheus_ = std::move(prometheus).value();
@@ -448,12 +467,13 @@ Status DevCluster::make_certificates() {
   if (Status s = (*ca)->write_certificate(dir / "ca.pem"); !s) return s;
   // nimbus answers on loopback; every name is also a client (a standby nimbus
   // reads code from the leader, supervisors heartbeat, rstorm-ui reads).
-  for (const char* name : {"nimbus", "supervisor", "ui", "alice", "bob", "admin"}) {
+  for (const char* name : {"nimbus", "supervisor", "metrics", "ui", "alice", "bob", "admin"}) {
     security::CertificateRequest request;
     request.common_name = name;
     // Servers name the host they are dialled at: nimbus, and the supervisors,
     // whose certificate their workers present to each other.
-    if (std::string_view(name) == "nimbus" || std::string_view(name) == "supervisor") {
+    if (std::string_view(name) == "nimbus" || std::string_view(name) == "supervisor" ||
+        std::string_view(name) == "metrics") {
       request.dns_names = {"localhost"};
       request.ip_addresses = {"127.0.0.1"};
     }
@@ -463,7 +483,17 @@ Status DevCluster::make_certificates() {
       return s;
     }
   }
-  return Status::ok();
+  // The metrics endpoints' basic-authentication password (Prometheus reads
+  // the same file): readable by this user only.
+  std::ofstream(metrics_password_file()).close();
+  std::error_code ec;
+  std::filesystem::permissions(
+      metrics_password_file(),
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
+  std::ofstream password(metrics_password_file());
+  password << security::to_hex(security::random_bytes(16)) << "\n";
+  return password ? Status::ok()
+                  : Status(ErrorCode::kIoError, "cannot write " + metrics_password_file().string());
 }
 
 std::string DevCluster::tls_client_yaml(const std::string& user) const {
@@ -561,7 +591,9 @@ void DevCluster::describe(std::ostream& out) const {
         << "        simple-acl); certificates in " << tls_dir().string() << "\n"
         << "        users: alice (the client config below), bob (--config "
         << user_config("bob").string() << "),\n"
-        << "        admin (--config " << user_config("admin").string() << ", in nimbus.admins)\n";
+        << "        admin (--config " << user_config("admin").string() << ", in nimbus.admins)\n"
+        << "        workers: mutual TLS between them; every /metrics: HTTPS, user prometheus,\n"
+        << "        password in " << metrics_password_file().string() << "\n";
   }
   out << "client config: " << client_config().string() << "\n"
       << "submit:  rstorm submit build/lib/libword_count.so --name wc --config "

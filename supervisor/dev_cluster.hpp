@@ -60,7 +60,9 @@ struct DevClusterOptions {
   // and three users (alice, bob, admin); nimbus serves only mutual TLS and
   // checks every call with the simple-acl authorizer (admin in nimbus.admins);
   // workers authenticate each other and encrypt their connections (mutual TLS
-  // with the supervisors' certificate); the daemons' ZooKeeper nodes carry
+  // with the supervisors' certificate); every /metrics is HTTPS with basic
+  // authentication (user prometheus, metrics_password_file()), which the dev
+  // cluster's Prometheus and rstorm-ui use; the daemons' ZooKeeper nodes carry
   // digest ACLs.
   // client_config() is alice's; user_config("bob") and user_config("admin")
   // are the others'. Default false.
@@ -105,6 +107,8 @@ class DevCluster {
   bool secure() const { return options_.secure; }
   // Secure mode: where the CA, certificates and keys are.
   std::filesystem::path tls_dir() const { return work_dir_ / "tls"; }
+  // Secure mode: the metrics endpoints' basic-authentication password.
+  std::filesystem::path metrics_password_file() const { return tls_dir() / "metrics.password"; }
   // nimbus.seeds of the client config, as YAML: ["127.0.0.1:p1", "127.0.0.1:p2"].
   std::string nimbus_seeds() const;
   // -c arguments a client needs to reach exactly nimbus `index`.

@@ -5,16 +5,16 @@
 //   rstorm-supervisor [--config rstorm.yaml] [-c key=value]...
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
 #include "common/config_loader.hpp"
+#include "common/http/http_server.hpp"
 #include "common/logger.hpp"
+#include "common/metrics/security_config.hpp"
 #include "common/rocksdb_store.hpp"
 #include "common/zookeeper_store.hpp"
-#include "common/http/http_server.hpp"
 #include "supervisor/log_viewer.hpp"
 #include "supervisor/nimbus_client_link.hpp"
 #include "supervisor/supervisor.hpp"
@@ -49,9 +49,11 @@ int main(int argc, char** argv) {
   }
   rstorm::ZooKeeperOptions zk_options;
   rstorm::nimbus::NimbusClient::Options nimbus_options;
+  rstorm::metrics::ServerSecurity metrics_security;
   try {
     zk_options = rstorm::ZooKeeperOptions::from_config(*config);
     nimbus_options = rstorm::nimbus::NimbusClient::options_from_config(*config);
+    metrics_security = rstorm::metrics::server_security_from_config(*config);
   } catch (const rstorm::ConfigError& e) {
     logger.error("{}", e.what());
     return 2;
@@ -107,6 +109,7 @@ int main(int argc, char** argv) {
     rstorm::supervisor::SupervisorMetricsOptions mo;
     mo.host = config->get_string("storm.metrics.host", "127.0.0.1");
     mo.port = port;
+    mo.security = metrics_security;
     mo.sd_dir = rstorm::metrics::metrics_sd_dir(*config);
     mo.worker_port_offset = static_cast<int>(config->get_int("worker.metrics.port.offset", 1000));
     mo.rack = options->rack;
@@ -114,7 +117,8 @@ int main(int argc, char** argv) {
     auto started = rstorm::supervisor::SupervisorMetrics::start(supervisor, mo);
     if (started.ok()) {
       metrics = std::move(started).value();
-      logger.info("metrics at http://{}:{}/metrics", mo.host, metrics->port());
+      logger.info("metrics at {}://{}:{}/metrics", mo.security.tls() ? "https" : "http", mo.host,
+                  metrics->port());
     } else {
       logger.warn("no /metrics: {}", started.status().message());
     }

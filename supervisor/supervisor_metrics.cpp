@@ -17,6 +17,7 @@ api::Result<std::unique_ptr<SupervisorMetrics>> SupervisorMetrics::start(
   metrics::EndpointOptions e;
   e.host = o.host;
   e.port = o.port;
+  e.security = o.security;
   e.process_labels = {{"role", "supervisor"}};
   if (!o.sd_dir.empty()) {
     e.sd_file = o.sd_dir + "/supervisor-" + supervisor.id() + ".json";
@@ -88,12 +89,14 @@ void SupervisorMetrics::collect(metrics::Snapshot& out) {
 void SupervisorMetrics::write_workers_sd() {
   std::vector<metrics::SdTarget> targets;
   for (const auto& w : supervisor_.workers()) {
-    targets.push_back({options_.worker_host + ":" + std::to_string(w.port + options_.worker_port_offset),
-                       {{"topology", topology_name_of(w.topology_id)},
-                        {"topology_id", w.topology_id},
-                        {"node", supervisor_.id()},
-                        {"rack", options_.rack},
-                        {"port", std::to_string(w.port)}}});
+    metrics::Labels labels = {{"topology", topology_name_of(w.topology_id)},
+                              {"topology_id", w.topology_id},
+                              {"node", supervisor_.id()},
+                              {"rack", options_.rack},
+                              {"port", std::to_string(w.port)}};
+    targets.push_back(
+        {options_.worker_host + ":" + std::to_string(w.port + options_.worker_port_offset),
+         metrics::sd_labels_for(options_.security, std::move(labels))});
   }
   const std::string text = metrics::render_file_sd(targets);
   if (text == last_sd_) return;

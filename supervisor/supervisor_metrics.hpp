@@ -8,7 +8,8 @@
 // File SD: supervisor-<id>.json (this supervisor) and workers-<id>.json (one
 // target per worker: host:(slot port + worker.metrics.port.offset), labels
 // topology, topology_id, node, rack, port), rewritten within `sd_period` of a
-// worker starting or going away, removed on stop().
+// worker starting or going away, removed on stop(). With TLS both carry
+// __scheme__="https": workers read the same storm.metrics.* keys.
 //
 // Thread contract: start/stop from the owning thread; owns one thread that
 // polls Supervisor::workers() (thread-safe) for the SD file.
@@ -30,6 +31,8 @@ namespace rstorm::supervisor {
 struct SupervisorMetricsOptions {
   std::string host = "127.0.0.1";  // storm.metrics.host
   int port = 0;                    // supervisor.metrics.port (0: a free port)
+  // storm.metrics.tls.* and .auth.* (server_security_from_config); default: plain HTTP, no auth.
+  metrics::ServerSecurity security;
   std::string sd_dir;              // storm.metrics.sd.dir resolved; empty: no SD files
   int worker_port_offset = 1000;   // worker.metrics.port.offset
   std::string rack;                // supervisor.rack

@@ -7,13 +7,13 @@
 //   rstorm-ui [--config rstorm.yaml] [-c key=value]...
 #include <signal.h>
 
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "common/config_loader.hpp"
 #include "common/http/http_server.hpp"
 #include "common/logger.hpp"
+#include "common/metrics/security_config.hpp"
 #include "ui/nimbus_backend.hpp"
 #include "ui/ui_api.hpp"
 
@@ -41,11 +41,13 @@ int main(int argc, char** argv) {
   rstorm::nimbus::NimbusClient::Options nimbus_options;
   rstorm::ui::UiOptions options;
   rstorm::http::HttpServerOptions server_options;
+  rstorm::metrics::HttpClientOptions metrics_client;
   std::chrono::seconds interval{5};
   try {
     nimbus_options = rstorm::nimbus::NimbusClient::options_from_config(*config);
     nimbus_options.timeout = std::chrono::seconds(10);
     options.metrics_port_offset = static_cast<int>(config->get_int("worker.metrics.port.offset", 1000));
+    metrics_client = rstorm::metrics::scrape_client_from_config(*config);
     for (const auto& o : config->get_string_list("ui.origins")) options.allowed_origins.insert(o);
     server_options.host = config->get_string("ui.host", "127.0.0.1");
     server_options.port = static_cast<int>(config->get_int("ui.port", 8080));
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
   server_options.name = "rstorm-ui";
   server_options.threads = 4;
 
-  rstorm::ui::NimbusBackend backend(nimbus_options);
+  rstorm::ui::NimbusBackend backend(nimbus_options, metrics_client);
   rstorm::ui::UiApi api(backend, options);
   auto server = rstorm::http::HttpServer::start(
       server_options, [&api](const rstorm::http::HttpRequest& r) { return api.handle(r); }, logger);

@@ -2,7 +2,9 @@
 
 namespace rstorm::ui {
 
-NimbusBackend::NimbusBackend(nimbus::NimbusClient::Options options) : options_(std::move(options)) {}
+NimbusBackend::NimbusBackend(nimbus::NimbusClient::Options options,
+                             metrics::HttpClientOptions metrics_client)
+    : options_(std::move(options)), metrics_client_(std::move(metrics_client)) {}
 
 template <typename F>
 auto NimbusBackend::with_client(F&& call) -> decltype(call(std::declval<nimbus::NimbusClient&>())) {
@@ -53,7 +55,7 @@ Status NimbusBackend::rebalance(const std::string& name, const thrift::Rebalance
 }
 
 Result<std::string> NimbusBackend::scrape(const std::string& host, int port) {
-  return scrape_worker_metrics(host, port);
+  return scrape_worker_metrics(host, port, metrics_client_);
 }
 
 }  // namespace rstorm::ui

@@ -1,5 +1,5 @@
 // NimbusBackend: the UI's facts from the leading nimbus (NimbusClient, which
-// finds and follows the leader) and its workers' /metrics over HTTP. A lost
+// finds and follows the leader) and its workers' /metrics over HTTP(S). A lost
 // connection is made again on the next request, so the UI outlives a nimbus
 // failover or restart.
 //
@@ -16,7 +16,9 @@ namespace rstorm::ui {
 
 class NimbusBackend final : public UiBackend {
  public:
-  explicit NimbusBackend(nimbus::NimbusClient::Options options);
+  // `metrics_client`: how to reach the workers' /metrics (scrape_client_from_config()).
+  explicit NimbusBackend(nimbus::NimbusClient::Options options,
+                         metrics::HttpClientOptions metrics_client = {});
 
   Result<thrift::ClusterSummary> cluster_info() override;
   Result<thrift::TopologyInfo> topology_info(const std::string& id) override;
@@ -33,6 +35,7 @@ class NimbusBackend final : public UiBackend {
   auto with_client(F&& call) -> decltype(call(std::declval<nimbus::NimbusClient&>()));
 
   const nimbus::NimbusClient::Options options_;
+  const metrics::HttpClientOptions metrics_client_;
   std::mutex mutex_;
   std::shared_ptr<nimbus::NimbusClient> client_;  // guarded by mutex_
 };

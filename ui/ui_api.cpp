@@ -407,12 +407,15 @@ std::optional<WindowStats> UiApi::stats(const thrift::TopologyInfo& info, std::i
   return history_.window(id, window_secs, info.summary.uptime_secs);
 }
 
-Result<std::string> scrape_worker_metrics(const std::string& host, int port) {
-  auto r = metrics::http_get(host, port, "/metrics", std::chrono::seconds(3));
+Result<std::string> scrape_worker_metrics(const std::string& host, int port,
+                                          metrics::HttpClientOptions client) {
+  client.timeout = std::chrono::seconds(3);
+  auto r = metrics::http_get(host, port, "/metrics", client);
   if (!r) return Status(ErrorCode::kUnavailable, r.status().message());
   if (r->status != 200) {
-    return Status(ErrorCode::kUnavailable, "http://" + host + ":" + std::to_string(port) +
-                                               "/metrics answered " + std::to_string(r->status));
+    return Status(ErrorCode::kUnavailable, (client.https ? "https://" : "http://") + host + ":" +
+                                               std::to_string(port) + "/metrics answered " +
+                                               std::to_string(r->status));
   }
   return std::move(r->body);
 }

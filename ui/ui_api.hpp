@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/http/http_server.hpp"
+#include "common/metrics/http_get.hpp"
 #include "common/status.hpp"
 #include "rstorm_thrift/rstorm_types.h"
 #include "ui/topology_stats.hpp"
@@ -85,8 +86,10 @@ class UiSampler {
   std::thread thread_;     // last: starts once the rest is built
 };
 
-// GET http://host:port/metrics with a 3 s timeout; kUnavailable naming the URL
-// when it cannot be read or does not answer 200.
-Result<std::string> scrape_worker_metrics(const std::string& host, int port);
+// GET http(s)://host:port/metrics as `client` says (TLS, basic authentication)
+// with a 3 s timeout; kUnavailable naming the URL when it cannot be read or
+// does not answer 200.
+Result<std::string> scrape_worker_metrics(const std::string& host, int port,
+                                          metrics::HttpClientOptions client = {});
 
 }  // namespace rstorm::ui

@@ -8,12 +8,14 @@ namespace rstorm::metrics {
 
 api::Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(EndpointOptions options) {
   std::unique_ptr<MetricsEndpoint> e(new MetricsEndpoint());
-  auto server = MetricsServer::start(options.host, options.port, e->registry_);
+  auto server = MetricsServer::start(options.host, options.port, e->registry_, options.security);
   if (!server.ok()) return server.status();
   e->server_ = std::move(server).value();
   e->process_ = add_process_metrics(e->registry_, options.process_labels);
   if (!options.sd_file.empty()) {
-    api::Status s = write_file_sd(options.sd_file, {{e->server_->target(), options.sd_labels}});
+    api::Status s =
+        write_file_sd(options.sd_file,
+                      {{e->server_->target(), sd_labels_for(options.security, options.sd_labels)}});
     if (!s.is_ok()) return s;
   }
   e->options_ = std::move(options);
@@ -22,6 +24,11 @@ api::Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::start(EndpointOpt
 
 MetricsEndpoint::~MetricsEndpoint() {
   if (!options_.sd_file.empty()) remove_file_sd(options_.sd_file);
+}
+
+Labels sd_labels_for(const ServerSecurity& security, Labels labels) {
+  if (security.tls()) labels.emplace_back("__scheme__", "https");
+  return labels;
 }
 
 std::string metrics_sd_dir(const Config& config) {

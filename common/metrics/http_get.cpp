@@ -1,43 +1,114 @@
 #include "common/metrics/http_get.hpp"
 
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 namespace rstorm::metrics {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = boost::asio::ssl;
 using tcp = boost::asio::ip::tcp;
 
+namespace {
+
+// "Basic " + base64("user:password") (OpenSSL's encoder).
+std::string basic_authorization(const std::string& user, const std::string& password) {
+  const std::string plain = user + ":" + password;
+  std::string encoded(4 * ((plain.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
+                                reinterpret_cast<const unsigned char*>(plain.data()),
+                                static_cast<int>(plain.size()));
+  encoded.resize(static_cast<std::size_t>(n));
+  return "Basic " + encoded;
+}
+
+// Writes the request and reads the response on a connected stream.
+template <typename Stream>
+HttpResponse exchange(Stream& stream, const std::string& host, const std::string& target,
+                      const HttpClientOptions& options) {
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, host);
+  req.set(http::field::connection, "close");
+  if (!options.user.empty()) {
+    req.set(http::field::authorization, basic_authorization(options.user, options.password));
+  }
+  http::write(stream, req);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(256u << 20);
+  http::read(stream, buffer, parser);
+  HttpResponse out;
+  out.status = static_cast<int>(parser.get().result_int());
+  out.body = std::move(parser.get().body());
+  return out;
+}
+
+HttpResponse get_https(boost::asio::io_context& io, const tcp::resolver::results_type& endpoints,
+                       const std::string& host, const std::string& target,
+                       const HttpClientOptions& options) {
+  ssl::context ctx(ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+  if (options.verify_peer) {
+    if (options.ca_file.empty()) {
+      ctx.set_default_verify_paths();
+    } else {
+      ctx.load_verify_file(options.ca_file);
+    }
+    ctx.set_verify_mode(ssl::verify_peer);
+  } else {
+    ctx.set_verify_mode(ssl::verify_none);
+  }
+  beast::ssl_stream<beast::tcp_stream> stream(io, ctx);
+  if (options.verify_peer) stream.set_verify_callback(ssl::host_name_verification(host));
+  // SNI for a name (not for an address, where it is not allowed).
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(host, ec);
+  if (ec) SSL_set_tlsext_host_name(stream.native_handle(), host.c_str());
+  beast::get_lowest_layer(stream).expires_after(options.timeout);
+  beast::get_lowest_layer(stream).connect(endpoints);
+  stream.handshake(ssl::stream_base::client);
+  HttpResponse out = exchange(stream, host, target, options);
+  stream.shutdown(ec);  // the server may close first: not an error of the GET
+  return out;
+}
+
+}  // namespace
+
 api::Result<HttpResponse> http_get(const std::string& host, int port, const std::string& target,
-                                   std::chrono::milliseconds timeout) {
-  const std::string url = "http://" + host + ":" + std::to_string(port) + target;
+                                   const HttpClientOptions& options) {
+  const std::string url =
+      (options.https ? "https://" : "http://") + host + ":" + std::to_string(port) + target;
   try {
     boost::asio::io_context io;
-    beast::tcp_stream stream(io);
     tcp::resolver resolver(io);
-    stream.expires_after(timeout);
-    stream.connect(resolver.resolve(host, std::to_string(port)));
-    http::request<http::empty_body> req{http::verb::get, target, 11};
-    req.set(http::field::host, host);
-    req.set(http::field::connection, "close");
-    http::write(stream, req);
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(256u << 20);
-    http::read(stream, buffer, parser);
-    HttpResponse out;
-    out.status = static_cast<int>(parser.get().result_int());
-    out.body = std::move(parser.get().body());
+    const auto endpoints = resolver.resolve(host, std::to_string(port));
+    if (options.https) return get_https(io, endpoints, host, target, options);
+    beast::tcp_stream stream(io);
+    stream.expires_after(options.timeout);
+    stream.connect(endpoints);
+    HttpResponse out = exchange(stream, host, target, options);
     beast::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_both, ec);
     return out;
   } catch (const std::exception& e) {
     return api::Status::error("GET " + url + " failed: " + e.what());
   }
+}
+
+api::Result<HttpResponse> http_get(const std::string& host, int port, const std::string& target,
+                                   std::chrono::milliseconds timeout) {
+  HttpClientOptions options;
+  options.timeout = timeout;
+  return http_get(host, port, target, options);
 }
 
 std::string url_encode(const std::string& value) {

@@ -1,5 +1,6 @@
-// http_get: a small blocking HTTP/1.1 GET over loopback (Boost.Beast), to read
-// /metrics and the Prometheus HTTP API (readiness, queries) from tools and tests.
+// http_get: a small blocking HTTP/1.1 GET (Boost.Beast; HTTPS through
+// Boost.Asio's OpenSSL stream), to read /metrics and the Prometheus HTTP API
+// (readiness, queries) from tools and tests.
 //
 // Thread contract: free functions, safe from any thread.
 #pragma once
@@ -16,8 +17,27 @@ struct HttpResponse {
   std::string body;
 };
 
-// GET http://host:port<target>. Fails (naming the URL) on connection or
-// protocol errors and when `timeout` passes; an HTTP error status is a response.
+// How to reach a server. The default is plain HTTP, no credentials.
+struct HttpClientOptions {
+  std::chrono::milliseconds timeout{10000};  // default 10 s for the whole exchange
+  // HTTPS (TLS 1.2 at least) when set.
+  bool https = false;
+  // The CA bundle (PEM) the server's certificate must chain to; empty: the
+  // system's trust store. The certificate must also name the host dialled
+  // (subjectAltName DNS or IP).
+  std::string ca_file;
+  // false: accept any certificate (a test against a throw-away one).
+  bool verify_peer = true;
+  // HTTP basic authentication when user is set.
+  std::string user;
+  std::string password;
+};
+
+// GET <scheme>://host:port<target>. Fails (naming the URL) on connection, TLS
+// or protocol errors and when the timeout passes; an HTTP error status (401
+// too) is a response.
+api::Result<HttpResponse> http_get(const std::string& host, int port, const std::string& target,
+                                   const HttpClientOptions& options);
 api::Result<HttpResponse> http_get(const std::string& host, int port, const std::string& target,
                                    std::chrono::milliseconds timeout = std::chrono::seconds(10));
 

@@ -25,10 +25,26 @@ std::string tail_of(const std::filesystem::path& log, std::size_t bytes = 2000) 
   return s.size() > bytes ? s.substr(s.size() - bytes) : s;
 }
 
-void file_sd_job(std::ostream& out, const char* job, const std::string& dir, const char* glob) {
-  out << "  - job_name: " << job << "\n"
-      << "    file_sd_configs:\n"
-      << "      - files: [\"" << dir << "/" << glob << "\"]\n"
+// The tls_config and basic_auth of a job, when the options ask for them.
+void scrape_security(std::ostream& out, const PrometheusServerOptions& o) {
+  if (!o.tls_ca_file.empty() || o.tls_insecure_skip_verify) {
+    out << "    tls_config:\n";
+    if (!o.tls_ca_file.empty()) out << "      ca_file: \"" << o.tls_ca_file << "\"\n";
+    if (o.tls_insecure_skip_verify) out << "      insecure_skip_verify: true\n";
+  }
+  if (!o.basic_auth_user.empty()) {
+    out << "    basic_auth:\n"
+        << "      username: \"" << o.basic_auth_user << "\"\n"
+        << "      password_file: \"" << o.basic_auth_password_file << "\"\n";
+  }
+}
+
+void file_sd_job(std::ostream& out, const PrometheusServerOptions& o, const char* job,
+                 const char* glob) {
+  out << "  - job_name: " << job << "\n";
+  scrape_security(out, o);
+  out << "    file_sd_configs:\n"
+      << "      - files: [\"" << o.sd_dir << "/" << glob << "\"]\n"
       << "        refresh_interval: 5s\n";
 }
 
@@ -48,12 +64,14 @@ std::string prometheus_config(const PrometheusServerOptions& o) {
       << "global:\n  scrape_interval: " << secs << "\n  evaluation_interval: " << secs
       << "\nscrape_configs:\n";
   if (!o.sd_dir.empty()) {
-    file_sd_job(out, "rstorm-nimbus", o.sd_dir, "nimbus-*.json");
-    file_sd_job(out, "rstorm-supervisor", o.sd_dir, "supervisor-*.json");
-    file_sd_job(out, "rstorm-worker", o.sd_dir, "workers-*.json");
+    file_sd_job(out, o, "rstorm-nimbus", "nimbus-*.json");
+    file_sd_job(out, o, "rstorm-supervisor", "supervisor-*.json");
+    file_sd_job(out, o, "rstorm-worker", "workers-*.json");
   }
   if (!o.static_targets.empty()) {
-    out << "  - job_name: rstorm-local\n    static_configs:\n      - targets: [";
+    out << "  - job_name: rstorm-local\n    scheme: " << o.static_scheme << "\n";
+    scrape_security(out, o);
+    out << "    static_configs:\n      - targets: [";
     for (std::size_t i = 0; i < o.static_targets.size(); ++i) {
       out << (i ? ", " : "") << "\"" << o.static_targets[i] << "\"";
     }

@@ -8,7 +8,9 @@
 // Scrape jobs (the same as conf/prometheus/prometheus.yml): rstorm-nimbus,
 // rstorm-supervisor and rstorm-worker from the file service discovery files
 // nimbus-*.json, supervisor-*.json and workers-*.json in `sd_dir`, plus
-// `static_targets` under job rstorm-local (e.g. a local-mode runtime).
+// `static_targets` under job rstorm-local (e.g. a local-mode runtime). A file
+// SD target's scheme is its __scheme__ label (https for an endpoint with TLS);
+// the CA and basic authentication options apply to every job.
 //
 // Thread contract: thread-compatible; query() may be called from any thread.
 #pragma once
@@ -33,6 +35,12 @@ struct PrometheusServerOptions {
   std::string sd_dir;                        // empty: no file service discovery
   std::vector<std::string> static_targets;   // host:port
   std::string static_topology;               // topology label of the static targets
+  std::string static_scheme = "http";        // scheme of the static targets: "http" or "https"
+  // Scraping endpoints with storm.metrics.tls.* and .auth.* set; empty: none.
+  std::string tls_ca_file;                   // tls_config.ca_file: the endpoints' CA bundle
+  bool tls_insecure_skip_verify = false;     // tls_config.insecure_skip_verify
+  std::string basic_auth_user;               // basic_auth.username
+  std::string basic_auth_password_file;      // basic_auth.password_file
   std::chrono::seconds scrape_interval{5};   // default 5 s
   std::chrono::milliseconds start_timeout{30000};
 };

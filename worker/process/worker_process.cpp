@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "common/metrics/security_config.hpp"
 #include "common/security/tls.hpp"
 #include "rstorm/topology_library.hpp"
 #include "rstorm/worker/state_backends.hpp"
@@ -62,6 +63,21 @@ Result<transport::TransportOptions> transport_options(const WorkerSpec& spec,
     o.secret = spec.secret;
   }
   return o;
+}
+
+// This worker's /metrics, guarded as its storm.metrics.tls.* and .auth.* keys say.
+api::Result<std::unique_ptr<worker::WorkerMetrics>> start_metrics(const WorkerSpec& s,
+                                                                  worker::ExecutorSource source) {
+  metrics::ServerSecurity security;
+  try {
+    security = metrics::server_security_from_config(s.config);
+  } catch (const ConfigError& e) {
+    return api::Status::error(e.what());
+  }
+  return worker::WorkerMetrics::start(
+      s.config.get_string("storm.metrics.host", "127.0.0.1"),
+      s.port + static_cast<int>(s.config.get_int("worker.metrics.port.offset", 1000)),
+      s.topology_name, std::move(source), security);
 }
 
 }  // namespace
@@ -145,14 +161,12 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
       s.topology_id, s.supervisor_id, s.port, s.host, s.port, tls ? "mutual TLS" : "plaintext",
       authenticated ? ", peers authenticated" : "", rt.own_executors().size(), rt.num_ackers_here(),
       s.assignment_version);
-  // /metrics at slot port + worker.metrics.port.offset; a port in use is logged, not fatal.
+  // /metrics at slot port + worker.metrics.port.offset; a port in use or a bad
+  // storm.metrics.tls/auth key is logged, not fatal (the supervisor checked the keys).
   const worker::TopologyRuntime& executors = rt.runtime();
-  auto metrics = worker::WorkerMetrics::start(
-      s.config.get_string("storm.metrics.host", "127.0.0.1"),
-      s.port + static_cast<int>(s.config.get_int("worker.metrics.port.offset", 1000)),
-      s.topology_name, [&executors](const worker::ExecutorVisitor& visit) {
-        for (const auto& e : executors.executors()) visit(*e);
-      });
+  auto metrics = start_metrics(s, [&executors](const worker::ExecutorVisitor& visit) {
+    for (const auto& e : executors.executors()) visit(*e);
+  });
   if (metrics.ok()) {
     process->metrics_ = std::move(metrics).value();
     const WorkerProcess* self = process.get();

@@ -155,12 +155,13 @@ RuntimeMetrics::RuntimeMetrics(metrics::Registry& registry, std::string topology
         collect_executor_metrics(out, topology, source, extra);
       }) {}
 
-api::Result<std::unique_ptr<WorkerMetrics>> WorkerMetrics::start(const std::string& host, int port,
-                                                                 const std::string& topology,
-                                                                 ExecutorSource source) {
+api::Result<std::unique_ptr<WorkerMetrics>> WorkerMetrics::start(
+    const std::string& host, int port, const std::string& topology, ExecutorSource source,
+    const metrics::ServerSecurity& security) {
   metrics::EndpointOptions o;
   o.host = host;
   o.port = port;
+  o.security = security;
   o.process_labels = {{"role", "worker"}, {"topology", topology}};
   auto endpoint = metrics::MetricsEndpoint::start(std::move(o));
   if (!endpoint.ok()) return endpoint.status();

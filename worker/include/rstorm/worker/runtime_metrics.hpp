@@ -52,10 +52,11 @@ class RuntimeMetrics {
 // file its supervisor writes, which adds node, rack and port labels.
 class WorkerMetrics {
  public:
-  // Fails naming host:port when it cannot listen. `source` as for RuntimeMetrics.
-  static api::Result<std::unique_ptr<WorkerMetrics>> start(const std::string& host, int port,
-                                                           const std::string& topology,
-                                                           ExecutorSource source);
+  // Fails naming host:port when it cannot listen. `source` as for RuntimeMetrics;
+  // `security` as storm.metrics.tls.* and .auth.* say (default: plain HTTP, no auth).
+  static api::Result<std::unique_ptr<WorkerMetrics>> start(
+      const std::string& host, int port, const std::string& topology, ExecutorSource source,
+      const metrics::ServerSecurity& security = {});
   int port() const { return endpoint_->server().port(); }
   metrics::Registry& registry() { return endpoint_->registry(); }
   // Another scrape-time collector (e.g. the transport's counters), removed
