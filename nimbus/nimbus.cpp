@@ -326,11 +326,13 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
   record.priority = request->priority;
   record.owner = submitter;
   try {
-    for (const char* key : {"topology.users", "topology.readonly.users"}) {
+    for (auto [key, field] : {std::pair{"topology.users", &record.users},
+                              {"topology.readonly.users", &record.readonly_users},
+                              {"topology.groups", &record.groups},
+                              {"topology.readonly.groups", &record.readonly_groups}}) {
       const Config::Entry* entry = topology_config->find(key);
       if (entry == nullptr || entry->value.is_null()) continue;
-      auto users = topology_config->get_string_list(key);
-      (std::string_view(key) == "topology.users" ? record.users : record.readonly_users) = users;
+      *field = topology_config->get_string_list(key);
     }
   } catch (const ConfigError& e) {
     return Status(ErrorCode::kInvalidArgument, "topology '" + name + "': " + e.what());
@@ -348,7 +350,8 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
 namespace {
 
 security::TopologyAcl acl_of(const thrift::TopologyRecord& record) {
-  return security::TopologyAcl{record.name, record.owner, record.users, record.readonly_users};
+  return security::TopologyAcl{record.name,           record.owner,  record.users,
+                               record.readonly_users, record.groups, record.readonly_groups};
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 #include "common/security/authorizer.hpp"
 
+#include <grp.h>
+#include <pwd.h>
+#include <sys/types.h>
+
 #include <algorithm>
 
 namespace rstorm::security {
@@ -94,6 +98,118 @@ std::string PrincipalMapper::to_local(const std::string& principal) const {
   return principal;
 }
 
+std::shared_ptr<GroupMapping> GroupMapping::fixed(const std::vector<std::string>& lines) {
+  auto m = std::make_shared<GroupMapping>();
+  m->kind_ = Kind::kFixed;
+  const auto trim = [](std::string_view s) {
+    const auto b = s.find_first_not_of(' ');
+    const auto e = s.find_last_not_of(' ');
+    return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+  };
+  for (const std::string& line : lines) {
+    const std::size_t colon = line.find(':');
+    const std::string user = colon == std::string::npos ? "" : trim(line.substr(0, colon));
+    if (user.empty()) {
+      throw ConfigError("storm.group.mapping.fixed: '" + line + "' is not \"user: group, group\"");
+    }
+    auto& groups = m->fixed_[user];
+    std::string_view rest(line);
+    rest.remove_prefix(colon + 1);
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string group = trim(rest.substr(0, comma));
+      if (!group.empty()) groups.insert(group);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  return m;
+}
+
+std::shared_ptr<GroupMapping> GroupMapping::unix(std::chrono::seconds ttl) {
+  auto m = std::make_shared<GroupMapping>();
+  m->kind_ = Kind::kUnix;
+  m->ttl_ = ttl;
+  return m;
+}
+
+std::shared_ptr<GroupMapping> GroupMapping::from_config(const Config& config) {
+  const Config::Entry* entry = config.find("storm.group.mapping.service");
+  if (entry == nullptr || entry->value.is_null()) return std::make_shared<GroupMapping>();
+  const std::string name = config.get_string("storm.group.mapping.service");
+  if (name == "unix") {
+    const Config::Entry* ttl = config.find("storm.group.mapping.service.cache.duration.secs");
+    return unix(std::chrono::seconds(
+        ttl == nullptr || ttl->value.is_null()
+            ? 120
+            : std::max<std::int64_t>(
+                  0, config.get_int("storm.group.mapping.service.cache.duration.secs"))));
+  }
+  if (name == "fixed") {
+    const Config::Entry* lines = config.find("storm.group.mapping.fixed");
+    return fixed(lines == nullptr || lines->value.is_null()
+                     ? std::vector<std::string>{}
+                     : config.get_string_list("storm.group.mapping.fixed"));
+  }
+  throw ConfigError("storm.group.mapping.service: '" + name + "' (" + entry->origin +
+                    ") is not a group mapping; use \"unix\", \"fixed\" or null");
+}
+
+namespace {
+
+// The system's groups of `user` (its primary group and every group that lists
+// it), through NSS as id(1) finds them; empty for an unknown user.
+std::set<std::string, std::less<>> system_groups(const std::string& user) {
+  std::set<std::string, std::less<>> out;
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return out;
+  }
+  int n = 64;
+  std::vector<gid_t> gids(static_cast<std::size_t>(n));
+  if (getgrouplist(user.c_str(), pw.pw_gid, gids.data(), &n) < 0) {
+    gids.resize(static_cast<std::size_t>(n));
+    if (getgrouplist(user.c_str(), pw.pw_gid, gids.data(), &n) < 0) return out;
+  }
+  gids.resize(static_cast<std::size_t>(n));
+  for (gid_t gid : gids) {
+    group gr{};
+    group* g = nullptr;
+    std::vector<char> gbuf(16384);
+    if (getgrgid_r(gid, &gr, gbuf.data(), gbuf.size(), &g) == 0 && g != nullptr) {
+      out.insert(g->gr_name);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::set<std::string, std::less<>> GroupMapping::groups_of(const std::string& user) const {
+  switch (kind_) {
+    case Kind::kNone:
+      return {};
+    case Kind::kFixed: {
+      auto it = fixed_.find(user);
+      return it == fixed_.end() ? std::set<std::string, std::less<>>{} : it->second;
+    }
+    case Kind::kUnix:
+      break;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    auto it = cache_.find(user);
+    if (it != cache_.end() && now - it->second.at < ttl_) return it->second.groups;
+  }
+  auto groups = system_groups(user);
+  std::lock_guard lock(mutex_);
+  cache_[user] = Cached{groups, now};
+  return groups;
+}
+
 Authorizer::Options Authorizer::options_from_config(const Config& config) {
   Options o;
   const Config::Entry* entry = config.find("nimbus.authorizer");
@@ -109,7 +225,32 @@ Authorizer::Options Authorizer::options_from_config(const Config& config) {
   o.users = user_set(config, "nimbus.users");
   o.supervisor_users = user_set(config, "nimbus.supervisor.users");
   o.daemon_users = user_set(config, "nimbus.daemon.users");
+  o.admin_groups = user_set(config, "nimbus.admins.groups");
+  o.user_groups = user_set(config, "nimbus.groups");
+  auto mapping = GroupMapping::from_config(config);
+  if (mapping->kind() == GroupMapping::Kind::kNone) {
+    for (const char* key : {"nimbus.admins.groups", "nimbus.groups"}) {
+      if (!user_set(config, key).empty()) {
+        throw ConfigError(std::string(key) +
+                          " is set but storm.group.mapping.service is null: no user would be "
+                          "found in a group (use \"unix\" or \"fixed\")");
+      }
+    }
+  }
+  o.groups = std::move(mapping);
   return o;
+}
+
+bool Authorizer::in_any(const std::set<std::string, std::less<>>& user_groups,
+                        const std::set<std::string, std::less<>>& wanted) const {
+  return std::any_of(wanted.begin(), wanted.end(),
+                     [&](const std::string& g) { return user_groups.contains(g); });
+}
+
+bool Authorizer::in_any(const std::set<std::string, std::less<>>& user_groups,
+                        const std::vector<std::string>& wanted) const {
+  return std::any_of(wanted.begin(), wanted.end(),
+                     [&](const std::string& g) { return user_groups.contains(g); });
 }
 
 bool Authorizer::may_read_secrets(const std::string& user) const {
@@ -137,7 +278,19 @@ Status Authorizer::check(const std::string& user, Operation op, const TopologyAc
   if (user.empty()) {
     return deny("connect over TLS with a client certificate (nimbus.thrift.client.use.tls)");
   }
+  // The groups are looked up only when a group could grant what is asked.
+  std::optional<std::set<std::string, std::less<>>> groups_cache;
+  const auto groups = [&]() -> const std::set<std::string, std::less<>>& {
+    if (!groups_cache) {
+      groups_cache =
+          options_.groups ? options_.groups->groups_of(user) : std::set<std::string, std::less<>>{};
+    }
+    return *groups_cache;
+  };
   if (options_.admins.contains(user)) return Status::ok();
+  if (!options_.admin_groups.empty() && in_any(groups(), options_.admin_groups)) {
+    return Status::ok();
+  }
   const bool supervisor = options_.supervisor_users.contains(user);
   const bool daemon = options_.daemon_users.contains(user);
   switch (op) {
@@ -148,8 +301,13 @@ Status Authorizer::check(const std::string& user, Operation op, const TopologyAc
     case Operation::kUpload:
     case Operation::kList:
       if (op == Operation::kList && daemon) return Status::ok();
-      if (options_.users.empty() || options_.users.contains(user)) return Status::ok();
-      return deny("not in nimbus.users or nimbus.admins");
+      if (options_.users.empty() && options_.user_groups.empty()) return Status::ok();
+      if (options_.users.contains(user) || in_any(groups(), options_.user_groups)) {
+        return Status::ok();
+      }
+      return deny(options_.user_groups.empty()
+                      ? "not in nimbus.users or nimbus.admins"
+                      : "not in nimbus.users, nimbus.groups or nimbus.admins");
     case Operation::kDescribe:
     case Operation::kDownload:
       if (supervisor || daemon) return Status::ok();
@@ -159,9 +317,20 @@ Status Authorizer::check(const std::string& user, Operation op, const TopologyAc
   }
   if (topology == nullptr) return deny("it belongs to no topology this user may read");
   if (user == topology->owner || listed(topology->users, user)) return Status::ok();
-  if (op == Operation::kDescribe && listed(topology->readonly_users, user)) return Status::ok();
-  return deny(op == Operation::kDescribe ? "not in its topology.users or topology.readonly.users"
-                                         : "not in its topology.users");
+  if (!topology->groups.empty() && in_any(groups(), topology->groups)) return Status::ok();
+  if (op == Operation::kDescribe) {
+    if (listed(topology->readonly_users, user)) return Status::ok();
+    if (!topology->readonly_groups.empty() && in_any(groups(), topology->readonly_groups)) {
+      return Status::ok();
+    }
+  }
+  const bool any_groups = !topology->groups.empty() || !topology->readonly_groups.empty();
+  if (op == Operation::kDescribe) {
+    return deny(any_groups ? "not in its topology.users, topology.readonly.users or their groups"
+                           : "not in its topology.users or topology.readonly.users");
+  }
+  return deny(any_groups ? "not in its topology.users or topology.groups"
+                         : "not in its topology.users");
 }
 
 }  // namespace rstorm::security

@@ -13,13 +13,25 @@
 //                            and download it.
 //   topology.readonly.users  may describe it.
 //
+// The groups variants (nimbus.admins.groups, nimbus.groups, topology.groups,
+// topology.readonly.groups) grant the same to every member of a group, as
+// the user's groups are given by storm.group.mapping.service: "unix" (the
+// system's groups of the local user, through NSS, cached for
+// storm.group.mapping.service.cache.duration.secs) or "fixed"
+// (storm.group.mapping.fixed: ["alice: ops, dev", ...]).
+//
 // No one acts for another: a client is the principal of its certificate,
 // mapped to a local user by storm.principal.tolocal.rules, and there is no
-// impersonation call. Group variants are not read: rstorm has no group mapping.
+// impersonation call.
 //
-// Thread contract: immutable after construction; thread-safe.
+// Thread contract: immutable after construction (but for the group cache,
+// which has its own lock); thread-safe.
 #pragma once
 
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <set>
@@ -56,6 +68,37 @@ struct TopologyAcl {
   std::string owner;  // the submitter's local user; empty when submitted without security
   std::vector<std::string> users;           // topology.users
   std::vector<std::string> readonly_users;  // topology.readonly.users
+  std::vector<std::string> groups;          // topology.groups
+  std::vector<std::string> readonly_groups;  // topology.readonly.groups
+};
+
+// storm.group.mapping.service: the groups a local user belongs to.
+class GroupMapping {
+ public:
+  enum class Kind { kNone, kUnix, kFixed };
+  GroupMapping() = default;
+  // ConfigError naming the key on an unknown service or a malformed
+  // storm.group.mapping.fixed entry.
+  static std::shared_ptr<GroupMapping> from_config(const Config& config);
+  // A "fixed" mapping from "user: group, group" lines (tests, small clusters).
+  static std::shared_ptr<GroupMapping> fixed(const std::vector<std::string>& lines);
+  // The system's groups, cached for `ttl`.
+  static std::shared_ptr<GroupMapping> unix(std::chrono::seconds ttl);
+
+  Kind kind() const { return kind_; }
+  // The user's groups; empty for an unknown user or without a mapping.
+  std::set<std::string, std::less<>> groups_of(const std::string& user) const;
+
+ private:
+  Kind kind_ = Kind::kNone;
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> fixed_;
+  std::chrono::seconds ttl_{120};
+  struct Cached {
+    std::set<std::string, std::less<>> groups;
+    std::chrono::steady_clock::time_point at;
+  };
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, Cached, std::less<>> cache_;  // GUARDED_BY(mutex_)
 };
 
 // storm.principal.tolocal.rules: a list of "regex => replacement" rules; the
@@ -81,8 +124,13 @@ class Authorizer {
     std::set<std::string, std::less<>> users;
     std::set<std::string, std::less<>> supervisor_users;
     std::set<std::string, std::less<>> daemon_users;
+    std::set<std::string, std::less<>> admin_groups;  // nimbus.admins.groups
+    std::set<std::string, std::less<>> user_groups;   // nimbus.groups
+    // Who is in which group; null or kNone: no one is in any group.
+    std::shared_ptr<const GroupMapping> groups;
   };
-  // ConfigError on a wrong type or an unknown authorizer name.
+  // ConfigError on a wrong type, an unknown authorizer name, or group keys
+  // set without a storm.group.mapping.service to read them with.
   static Options options_from_config(const Config& config);
 
   explicit Authorizer(Options options) : options_(std::move(options)) {}
@@ -100,6 +148,11 @@ class Authorizer {
   bool may_read_secrets(const std::string& user) const;
 
  private:
+  bool in_any(const std::set<std::string, std::less<>>& user_groups,
+              const std::set<std::string, std::less<>>& wanted) const;
+  bool in_any(const std::set<std::string, std::less<>>& user_groups,
+              const std::vector<std::string>& wanted) const;
+
   Options options_;
 };
 

@@ -146,6 +146,8 @@ struct TopologyRecord {
   13: string owner,                   // the submitter's user (secure mode)
   14: list<string> users,             // topology.users
   15: list<string> readonly_users,    // topology.readonly.users
+  16: list<string> groups,            // topology.groups
+  17: list<string> readonly_groups,   // topology.readonly.groups
 }
 
 // One error a task reported or threw (worker heartbeats, describe).

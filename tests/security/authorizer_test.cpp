@@ -1,6 +1,9 @@
 #include "common/security/authorizer.hpp"
 
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
 
 namespace rstorm::security {
 namespace {
@@ -14,7 +17,7 @@ Authorizer acl_authorizer() {
   return Authorizer(o);
 }
 
-TopologyAcl wc() { return TopologyAcl{"wc", "alice", {"carol"}, {"dave"}}; }
+TopologyAcl wc() { return TopologyAcl{"wc", "alice", {"carol"}, {"dave"}, {}, {}}; }
 
 TEST(Authorizer, OffAllowsEverything) {
   Authorizer off{Authorizer::Options{}};
@@ -106,6 +109,82 @@ TEST(Authorizer, UnknownAuthorizerIsAConfigErrorNamingTheKey) {
   auto o = Authorizer::options_from_config(c);
   EXPECT_TRUE(o.enabled);
   EXPECT_TRUE(o.admins.contains("root"));
+}
+
+TEST(Authorizer, GroupMembersGetWhatTheirGroupIsGranted) {
+  Config c;
+  c.set("nimbus.authorizer", "simple-acl");
+  c.set("nimbus.admins.groups", ConfigValue::List{"ops"});
+  c.set("nimbus.groups", ConfigValue::List{"analysts", "ops"});
+  c.set("storm.group.mapping.service", "fixed");
+  c.set("storm.group.mapping.fixed",
+        ConfigValue::List{"olga: ops", "erin: analysts, sales", "frank: sales", "gina: auditors"});
+  const Authorizer a(Authorizer::options_from_config(c));
+  TopologyAcl t = wc();
+  t.groups = {"sales"};
+  t.readonly_groups = {"auditors"};
+  // nimbus.admins.groups: everything, on every topology.
+  EXPECT_TRUE(a.check("olga", Operation::kKill, &t));
+  // nimbus.groups limits who submits.
+  EXPECT_TRUE(a.check("erin", Operation::kSubmit));
+  EXPECT_EQ(a.check("frank", Operation::kSubmit).message(),
+            "user 'frank' may not submit: not in nimbus.users, nimbus.groups or nimbus.admins");
+  // topology.groups: change and describe; topology.readonly.groups: describe only.
+  EXPECT_TRUE(a.check("frank", Operation::kRebalance, &t));
+  EXPECT_TRUE(a.check("erin", Operation::kKill, &t));
+  EXPECT_TRUE(a.check("gina", Operation::kDescribe, &t));
+  EXPECT_EQ(a.check("gina", Operation::kKill, &t).message(),
+            "user 'gina' may not kill topology 'wc' (owner 'alice'): not in its topology.users or "
+            "topology.groups");
+  EXPECT_FALSE(a.check("bob", Operation::kDescribe, &t));
+}
+
+TEST(Authorizer, GroupKeysWithoutAGroupMappingAreAConfigError) {
+  Config c;
+  c.set("nimbus.authorizer", "simple-acl");
+  c.set("nimbus.admins.groups", ConfigValue::List{"ops"}, "rstorm.yaml");
+  try {
+    (void)Authorizer::options_from_config(c);
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "nimbus.admins.groups is set but storm.group.mapping.service is null: no user would "
+              "be found in a group (use \"unix\" or \"fixed\")");
+  }
+  c.set("storm.group.mapping.service", "ldap", "rstorm.yaml");
+  try {
+    (void)Authorizer::options_from_config(c);
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("storm.group.mapping.service: 'ldap' (rstorm.yaml)"),
+              std::string::npos)
+        << e.what();
+  }
+  c.set("storm.group.mapping.service", "fixed");
+  c.set("storm.group.mapping.fixed", ConfigValue::List{"no colon here"});
+  EXPECT_THROW((void)Authorizer::options_from_config(c), ConfigError);
+}
+
+TEST(GroupMapping, UnixMappingFindsTheSystemsGroupsOfAUser) {
+  // This process's own user and its primary group, as the system has them.
+  const passwd* me = getpwuid(getuid());
+  ASSERT_NE(me, nullptr);
+  const group* primary = getgrgid(me->pw_gid);
+  ASSERT_NE(primary, nullptr);
+  auto mapping = GroupMapping::unix(std::chrono::seconds(120));
+  const auto groups = mapping->groups_of(me->pw_name);
+  EXPECT_TRUE(groups.contains(primary->gr_name)) << me->pw_name << " not in " << primary->gr_name;
+  EXPECT_EQ(mapping->groups_of(me->pw_name), groups);  // from the cache
+  EXPECT_TRUE(mapping->groups_of("no-such-user-rstorm-test").empty());
+
+  Config c;
+  c.set("nimbus.authorizer", "simple-acl");
+  c.set("nimbus.admins.groups", ConfigValue::List{primary->gr_name});
+  c.set("storm.group.mapping.service", "unix");
+  const Authorizer a(Authorizer::options_from_config(c));
+  const TopologyAcl t = wc();
+  EXPECT_TRUE(a.check(me->pw_name, Operation::kKill, &t));
+  EXPECT_FALSE(a.check("no-such-user-rstorm-test", Operation::kKill, &t));
 }
 
 TEST(PrincipalMapper, FirstMatchingRuleMapsThePrincipal) {

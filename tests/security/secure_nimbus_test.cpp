@@ -93,6 +93,9 @@ class SecureNimbusTest : public ::testing::Test {
     so.authorizer.enabled = true;
     so.authorizer.admins = {"admin"};
     so.authorizer.supervisor_users = {"supervisor"};
+    // Carol and Dave are in groups (the fixed mapping; tests/security's
+    // authorizer_test reads the system's groups too).
+    so.authorizer.groups = security::GroupMapping::fixed({"carol: sales", "dave: auditors"});
     server_ = std::make_unique<NimbusServer>(*nimbus_, so, Logger::null());
     ASSERT_TRUE(server_->start());
     ASSERT_TRUE(nimbus_->start(server_->port(), server_->tls_port()));
@@ -331,6 +334,23 @@ TEST_F(SecureNimbusTest, TopologyUsersMayChangeItReadOnlyUsersMayOnlyDescribeIt)
   EXPECT_TRUE(code) << code.status().to_string();
   // Allowed (no supervisor here, so it fails for another reason).
   EXPECT_NE(carol->deactivate("wc").code(), ErrorCode::kPermissionDenied);
+  EXPECT_TRUE(carol->kill_topology("wc", 0));
+}
+
+TEST_F(SecureNimbusTest, TopologyGroupsGrantTheirMembersWhatTheirUsersKeysGrant) {
+  submit_as_alice({{"topology.groups", "[sales]"}, {"topology.readonly.groups", "[auditors]"}});
+  auto dave = as("dave");  // in auditors
+  EXPECT_TRUE(dave->topology_info("wc"));
+  Status denied = dave->kill_topology("wc", 0);
+  EXPECT_EQ(denied.code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(denied.message().find("user 'dave' may not kill topology 'wc' (owner 'alice'): not "
+                                  "in its topology.users or topology.groups"),
+            std::string::npos)
+      << denied.message();
+  auto bob = as("bob");  // in no group
+  EXPECT_EQ(bob->topology_info("wc").code(), ErrorCode::kPermissionDenied);
+  auto carol = as("carol");  // in sales
+  EXPECT_TRUE(carol->topology_info("wc"));
   EXPECT_TRUE(carol->kill_topology("wc", 0));
 }
 
