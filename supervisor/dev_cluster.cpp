@@ -259,7 +259,17 @@ Status DevCluster::start_all() {
             "storm.metrics.tls.key.path=" + (tls / "metrics-key.pem").string(),
             "storm.metrics.tls.ca.path=" + (tls / "ca.pem").string(),
             std::string("storm.metrics.auth.user=prometheus"),
-            "storm.metrics.auth.password.file=" + metrics_password_file().string()}) {
+            "storm.metrics.auth.password.file=" + metrics_password_file().string(),
+            // rstorm-ui and the log viewers: HTTPS, only for holders of a
+            // certificate of the CA (users import <user>.p12 into a browser).
+            "ui.https.cert.path=" + (tls / "ui.pem").string(),
+            "ui.https.key.path=" + (tls / "ui-key.pem").string(),
+            "ui.https.ca.path=" + (tls / "ca.pem").string(),
+            std::string("ui.https.need.client.auth=true"),
+            "logviewer.https.cert.path=" + (tls / "supervisor.pem").string(),
+            "logviewer.https.key.path=" + (tls / "supervisor-key.pem").string(),
+            "logviewer.https.ca.path=" + (tls / "ca.pem").string(),
+            std::string("logviewer.https.need.client.auth=true")}) {
         args.push_back("-c");
         args.push_back(kv);
       }
@@ -428,7 +438,8 @@ void DevCluster::stop() {
 }
 
 std::string DevCluster::ui_url() const {
-  return ui_ ? "http://127.0.0.1:" + std::to_string(ui_port_) : std::string();
+  if (!ui_) return {};
+  return (options_.secure ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(ui_port_);
 }
 
 std::string DevCluster::nimbus_seeds() const {
@@ -470,12 +481,17 @@ Status DevCluster::make_certificates() {
   for (const char* name : {"nimbus", "supervisor", "metrics", "ui", "alice", "bob", "admin"}) {
     security::CertificateRequest request;
     request.common_name = name;
-    // Servers name the host they are dialled at: nimbus, and the supervisors,
-    // whose certificate their workers present to each other.
-    if (std::string_view(name) == "nimbus" || std::string_view(name) == "supervisor" ||
-        std::string_view(name) == "metrics") {
+    // Servers name the host they are dialled at: nimbus, the supervisors
+    // (their workers and log viewers), the metrics endpoints and rstorm-ui.
+    const std::string_view n(name);
+    if (n == "nimbus" || n == "supervisor" || n == "metrics" || n == "ui") {
       request.dns_names = {"localhost"};
       request.ip_addresses = {"127.0.0.1"};
+    }
+    // Users also get a PKCS#12 bundle (password "rstorm") to import into a
+    // browser for the UI and the log viewers.
+    if (n == "alice" || n == "bob" || n == "admin") {
+      request.pkcs12_path = dir / (std::string(name) + ".p12");
     }
     if (Status s = (*ca)->issue(request, dir / (std::string(name) + ".pem"),
                                 dir / (std::string(name) + "-key.pem"));
@@ -593,7 +609,13 @@ void DevCluster::describe(std::ostream& out) const {
         << user_config("bob").string() << "),\n"
         << "        admin (--config " << user_config("admin").string() << ", in nimbus.admins)\n"
         << "        workers: mutual TLS between them; every /metrics: HTTPS, user prometheus,\n"
-        << "        password in " << metrics_password_file().string() << "\n";
+        << "        password in " << metrics_password_file().string() << "\n"
+        << "        ui and log viewers: HTTPS with a client certificate: import "
+        << (tls_dir() / "alice.p12").string() << "\n"
+        << "        (password rstorm) into the browser, or curl --cacert "
+        << (tls_dir() / "ca.pem").string() << "\n        --cert "
+        << (tls_dir() / "alice.pem").string() << " --key " << (tls_dir() / "alice-key.pem").string()
+        << "\n";
   }
   out << "client config: " << client_config().string() << "\n"
       << "submit:  rstorm submit build/lib/libword_count.so --name wc --config "

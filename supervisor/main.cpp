@@ -81,6 +81,12 @@ int main(int argc, char** argv) {
     ho.port = port;
     ho.threads = 2;
     ho.name = "log viewer";
+    try {
+      rstorm::http::https_options_from_config(*config, "logviewer.https", ho);
+    } catch (const rstorm::ConfigError& e) {
+      logger.error("{}", e.what());
+      return 2;
+    }
     auto started = rstorm::http::HttpServer::start(
         ho, [&log_viewer](const rstorm::http::HttpRequest& r) { return log_viewer.handle(r); },
         logger);

@@ -51,6 +51,10 @@ int main(int argc, char** argv) {
     for (const auto& o : config->get_string_list("ui.origins")) options.allowed_origins.insert(o);
     server_options.host = config->get_string("ui.host", "127.0.0.1");
     server_options.port = static_cast<int>(config->get_int("ui.port", 8080));
+    rstorm::http::https_options_from_config(*config, "ui.https", server_options);
+    rstorm::http::HttpServerOptions logviewer;
+    rstorm::http::https_options_from_config(*config, "logviewer.https", logviewer);
+    options.logviewer_https = logviewer.tls();
     interval = std::chrono::seconds(config->get_int("ui.sample.interval.secs", 5));
   } catch (const rstorm::ConfigError& e) {
     logger.error("{}", e.what());

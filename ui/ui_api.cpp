@@ -60,7 +60,18 @@ int http_status_of(const Status& s) {
   }
 }
 
-HttpResponse error_of(const Status& s) { return HttpResponse::json_error(http_status_of(s), s.message()); }
+HttpResponse error_of(const Status& s) {
+  if (s.code() == ErrorCode::kPermissionDenied) {
+    // In secure mode nimbus sees rstorm-ui as the user of its own certificate
+    // (no one acts for another), so say who was refused and what works.
+    return HttpResponse::json_error(
+        403, s.message() +
+                 " (rstorm-ui acts on nimbus as the user of its own certificate; change the "
+                 "topology with `rstorm` and your certificate, or list that user in its "
+                 "topology.users)");
+  }
+  return HttpResponse::json_error(http_status_of(s), s.message());
+}
 
 // Splits the request's path as received, then decodes each part, so that a
 // component named "a/b" (sent as a%2Fb) stays one part.
@@ -153,7 +164,10 @@ struct LogLinks {
   std::map<std::string, std::pair<std::string, int>> viewers;
   std::map<std::string, std::string> node_of_host;  // host -> supervisor id (first)
 
-  explicit LogLinks(const thrift::ClusterSummary* cluster) {
+  std::string scheme = "http://";  // "https://" when the log viewers serve HTTPS
+
+  LogLinks(const thrift::ClusterSummary* cluster, bool https)
+      : scheme(https ? "https://" : "http://") {
     if (!cluster) return;
     for (const auto& s : cluster->supervisors) {
       const int port = s.info.__isset.logviewer_port ? s.info.logviewer_port : -1;
@@ -164,7 +178,7 @@ struct LogLinks {
   std::string link(const std::string& node_id, const std::string& topology_id, int port) const {
     auto it = viewers.find(node_id);
     if (it == viewers.end() || it->second.second <= 0) return "";
-    return "http://" + it->second.first + ":" + std::to_string(it->second.second) +
+    return scheme + it->second.first + ":" + std::to_string(it->second.second) +
            "/log?file=" + url_encode(topology_id + "-" + std::to_string(port) + "/worker.log");
   }
   std::string link_by_host(const std::string& host, const std::string& topology_id, int port) const {
@@ -383,12 +397,12 @@ HttpResponse UiApi::route(const HttpRequest& request) {
                    "'X-Requested-By: me' ...; it protects against cross-site requests");
     }
     const std::string origin = request.header("origin");
-    if (!origin.empty() && origin != "http://" + request.header("host") &&
-        !options_.allowed_origins.count(origin)) {
-      return HttpResponse::json_error(403, "POST " + request.path + " from origin '" + origin +
-                                               "' refused: only this UI's own origin (http://" +
-                                               request.header("host") +
-                                               ") or one listed in ui.origins may change topologies");
+    const std::string own = (request.secure ? "https://" : "http://") + request.header("host");
+    if (!origin.empty() && origin != own && !options_.allowed_origins.count(origin)) {
+      return HttpResponse::json_error(403,
+                                      "POST " + request.path + " from origin '" + origin +
+                                          "' refused: only this UI's own origin (" + own +
+                                          ") or one listed in ui.origins may change topologies");
     }
     return post(request, rest);
   }
@@ -558,7 +572,7 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
     if (!info) return error_of(info.status());
     const std::string& id = info->summary.id;
     auto cluster = backend_.cluster_info();
-    const LogLinks links(cluster.is_ok() ? &*cluster : nullptr);
+    const LogLinks links(cluster.is_ok() ? &*cluster : nullptr, options_.logviewer_https);
 
     if (p[0] == "topology-workers" && p.size() == 2) {
       std::set<std::tuple<std::string, int, std::string>> workers;

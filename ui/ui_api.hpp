@@ -44,6 +44,9 @@ struct UiOptions {
   // Origins besides the UI's own that may POST (ui.origins).
   std::set<std::string> allowed_origins;
   std::string version = "0.1.0";
+  // The supervisors' log viewers serve HTTPS (logviewer.https.cert.path set):
+  // links to worker logs say https://.
+  bool logviewer_https = false;
   // cluster/configuration: key -> value as YAML (the config rstorm-ui read:
   // defaults.yaml, rstorm.yaml and -c overrides, as every daemon reads them).
   std::map<std::string, std::string> configuration;

@@ -1,15 +1,19 @@
 #include "common/http/http_server.hpp"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <nlohmann/json.hpp>
-
-#include <atomic>
+#include <boost/beast/ssl.hpp>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 namespace rstorm::http {
@@ -17,6 +21,7 @@ namespace rstorm::http {
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
 namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
 using tcp = asio::ip::tcp;
 
 namespace {
@@ -136,26 +141,71 @@ std::string html_escape(const std::string& text) {
   return out;
 }
 
-// One connection: read a request, answer it, repeat while keep-alive.
-class Session : public std::enable_shared_from_this<Session> {
+// The subject CN of the verified client certificate, else its first
+// subjectAltName; empty without one.
+std::string certificate_principal(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (cert == nullptr) return {};
+  std::string out;
+  char cn[256];
+  if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn) > 0) {
+    out = cn;
+  } else if (auto* names = static_cast<GENERAL_NAMES*>(
+                 X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr))) {
+    if (sk_GENERAL_NAME_num(names) > 0) {
+      const GENERAL_NAME* n = sk_GENERAL_NAME_value(names, 0);
+      if (n->type == GEN_DNS) {
+        out.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(n->d.dNSName)),
+                   static_cast<std::size_t>(ASN1_STRING_length(n->d.dNSName)));
+      }
+    }
+    GENERAL_NAMES_free(names);
+  }
+  X509_free(cert);
+  return out;
+}
+
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection: read a request, answer it, repeat while keep-alive. Over
+// HTTPS (Stream = TlsStream) after the handshake.
+template <typename Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
+  template <typename... Args>
   Session(tcp::socket socket, const HttpHandler& handler, const HttpServerOptions& options,
-          const Logger& logger)
-      : stream_(std::move(socket)), handler_(handler), options_(options), logger_(logger) {
+          const Logger& logger, Args&... args)
+      : stream_(std::move(socket), args...), handler_(handler), options_(options), logger_(logger) {
     beast::error_code ec;
-    const auto endpoint = stream_.socket().remote_endpoint(ec);
+    const auto endpoint = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
     if (!ec) peer_ = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
   }
 
-  void run() { read(); }
+  void run() {
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
+      stream_.async_handshake(
+          ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+            if (ec) {
+              self->logger_.info("{}: TLS handshake with {} failed: {}", self->options_.name,
+                                 self->peer_, ec.message());
+              return self->close();
+            }
+            self->principal_ = certificate_principal(self->stream_.native_handle());
+            self->read();
+          });
+    } else {
+      read();
+    }
+  }
 
  private:
   void read() {
     parser_.emplace();
     parser_->body_limit(options_.max_body_bytes);
-    stream_.expires_after(kIdleTimeout);
+    beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
     bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                      [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                         self->on_read(ec);
                       });
   }
@@ -177,7 +227,10 @@ class Session : public std::enable_shared_from_this<Session> {
     const BeastRequest& req = parser_->get();
     HttpResponse answer;
     try {
-      answer = handler_(to_request(req, peer_));
+      HttpRequest request = to_request(req, peer_);
+      request.secure = std::is_same_v<Stream, TlsStream>;
+      request.principal = principal_;
+      answer = handler_(request);
     } catch (const std::exception& e) {
       logger_.warn("{}: {} {} failed: {}", options_.name, std::string(req.method_string()),
                    std::string(req.target()), e.what());
@@ -198,23 +251,25 @@ class Session : public std::enable_shared_from_this<Session> {
   void write(BeastResponse res) {
     auto shared = std::make_shared<BeastResponse>(std::move(res));
     const bool keep = shared->keep_alive();
-    bhttp::async_write(stream_, *shared,
-                       [self = shared_from_this(), shared, keep](beast::error_code ec, std::size_t) {
-                         if (ec || !keep) return self->close();
-                         self->read();
-                       });
+    bhttp::async_write(
+        stream_, *shared,
+        [self = this->shared_from_this(), shared, keep](beast::error_code ec, std::size_t) {
+          if (ec || !keep) return self->close();
+          self->read();
+        });
   }
 
   void close() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ec);
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   const HttpHandler& handler_;
   const HttpServerOptions& options_;
   const Logger& logger_;
   std::string peer_;
+  std::string principal_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
 };
@@ -223,17 +278,102 @@ struct HttpServer::Impl {
   asio::io_context io;
   tcp::acceptor acceptor{io};
   HttpHandler handler;
+  std::unique_ptr<ssl::context> tls;  // HTTPS when set
   std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
 
   void accept(const HttpServerOptions& options, const Logger& logger) {
     acceptor.async_accept([this, &options, &logger](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), handler, options, logger)->run();
+      if (!ec && tls) {
+        std::make_shared<Session<TlsStream>>(std::move(socket), handler, options, logger, *tls)
+            ->run();
+      } else if (!ec) {
+        std::make_shared<Session<beast::tcp_stream>>(std::move(socket), handler, options, logger)
+            ->run();
+      }
       accept(options, logger);
     });
   }
 };
+
+namespace {
+
+std::string openssl_errors() {
+  std::string text;
+  while (const unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    text += (text.empty() ? "" : "; ") + std::string(buf);
+  }
+  return text.empty() ? "unknown OpenSSL error" : text;
+}
+
+Result<std::unique_ptr<ssl::context>> make_server_context(const HttpServerOptions& o) {
+  auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* native = context->native_handle();
+  ERR_clear_error();
+  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_compression);
+  const auto refuse = [&](const std::string& what, const std::string& path) {
+    return Status(ErrorCode::kInvalidArgument,
+                  o.name + ": cannot load the " + what + " '" + path + "': " + openssl_errors());
+  };
+  if (o.tls_key.empty()) return refuse("private key (not set) for", o.tls_cert);
+  if (SSL_CTX_use_certificate_chain_file(native, o.tls_cert.c_str()) != 1) {
+    return refuse("certificate", o.tls_cert);
+  }
+  const bool key_loaded =
+      SSL_CTX_use_PrivateKey_file(native, o.tls_key.c_str(), SSL_FILETYPE_PEM) == 1;
+  const std::string key_error = key_loaded ? std::string() : openssl_errors();
+  if (!key_loaded && key_error.find("key values mismatch") == std::string::npos) {
+    return Status(ErrorCode::kInvalidArgument,
+                  o.name + ": cannot load the private key '" + o.tls_key + "': " + key_error);
+  }
+  if (!key_loaded || SSL_CTX_check_private_key(native) != 1) {
+    return Status(ErrorCode::kInvalidArgument, o.name + ": the private key '" + o.tls_key +
+                                                   "' does not belong to the certificate '" +
+                                                   o.tls_cert + "'");
+  }
+  if (!o.tls_ca.empty()) {
+    if (SSL_CTX_load_verify_locations(native, o.tls_ca.c_str(), nullptr) != 1) {
+      return refuse("CA bundle", o.tls_ca);
+    }
+    // Browsers choose among their certificates by the CAs the server names.
+    SSL_CTX_set_client_CA_list(native, SSL_load_client_CA_file(o.tls_ca.c_str()));
+  }
+  if (o.need_client_auth) {
+    context->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+  } else if (!o.tls_ca.empty()) {
+    context->set_verify_mode(ssl::verify_peer);  // asked for, not required
+  }
+  return context;
+}
+
+}  // namespace
+
+void https_options_from_config(const Config& config, const std::string& prefix,
+                               HttpServerOptions& options) {
+  const auto text = [&](const std::string& key) {
+    const Config::Entry* e = config.find(key);
+    return e == nullptr || e->value.is_null() ? std::string() : config.get_string(key);
+  };
+  options.tls_cert = text(prefix + ".cert.path");
+  options.tls_key = text(prefix + ".key.path");
+  options.tls_ca = text(prefix + ".ca.path");
+  const Config::Entry* need = config.find(prefix + ".need.client.auth");
+  options.need_client_auth =
+      need != nullptr && !need->value.is_null() && config.get_bool(prefix + ".need.client.auth");
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    throw ConfigError(
+        prefix + (options.tls_cert.empty() ? ".cert.path" : ".key.path") + " is not set, but " +
+        prefix + (options.tls_cert.empty() ? ".key.path" : ".cert.path") + " is: HTTPS needs both");
+  }
+  if (options.need_client_auth && (options.tls_ca.empty() || options.tls_cert.empty())) {
+    throw ConfigError(prefix + ".need.client.auth is on but " + prefix +
+                      ".cert.path, .key.path and .ca.path are not all set");
+  }
+}
 
 HttpServer::HttpServer(HttpServerOptions options, Logger logger)
     : options_(std::move(options)), logger_(std::move(logger)), impl_(std::make_unique<Impl>()) {}
@@ -244,6 +384,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options,
   std::unique_ptr<HttpServer> server(new HttpServer(std::move(options), std::move(logger)));
   Impl& impl = *server->impl_;
   impl.handler = std::move(handler);
+  if (server->options_.tls()) {
+    auto context = make_server_context(server->options_);
+    if (!context) return context.status();
+    impl.tls = std::move(*context);
+  }
   try {
     const auto address = asio::ip::make_address(server->options_.host);
     const tcp::endpoint endpoint(address, static_cast<unsigned short>(server->options_.port));

@@ -4,6 +4,12 @@
 // already percent-decoded), and answered with its HttpResponse; keep-alive is
 // honoured. A handler that throws answers 500 with the exception's text as JSON.
 //
+// HTTPS when a certificate and key are set (Asio's OpenSSL stream, TLS 1.2 at
+// least), then only HTTPS on that port; with need_client_auth, a client must
+// present a certificate signed by `tls_ca` (else the handshake fails and
+// nothing is served), and its CN (or first subjectAltName) reaches the handler
+// as HttpRequest::principal.
+//
 // Thread contract: the handler runs on the server's own threads (`threads`
 // of them, so a slow handler does not hold every client) and must be
 // thread-safe. start()/stop() from the owner thread; stop() is idempotent and
@@ -19,6 +25,7 @@
 
 #include "common/logger.hpp"
 #include "common/status.hpp"
+#include "rstorm/config.hpp"
 
 namespace rstorm::http {
 
@@ -30,6 +37,8 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // names in lower case
   std::string body;
   std::string peer;  // "127.0.0.1:54321"
+  bool secure = false;    // over HTTPS
+  std::string principal;  // HTTPS: the client certificate's CN (or SAN); else empty
 
   // The header's value, or "" when absent. `name` in lower case.
   std::string header(const std::string& name) const;
@@ -57,12 +66,21 @@ struct HttpServerOptions {
   int threads = 4;  // handler threads
   std::string name = "http";  // in log lines and errors: "ui", "logviewer"
   std::size_t max_body_bytes = 1 << 20;
+  // HTTPS: PEM certificate (chain) and key; both or neither.
+  std::string tls_cert;
+  std::string tls_key;
+  // The CA client certificates must chain to (with need_client_auth).
+  std::string tls_ca;
+  bool need_client_auth = false;
+  bool tls() const { return !tls_cert.empty(); }
 };
 
 class HttpServer {
  public:
   // Listens and starts serving. kUnavailable naming name, host and port when it
-  // cannot listen (the port is taken, the address is not local).
+  // cannot listen (the port is taken, the address is not local);
+  // kInvalidArgument naming the file when a certificate, key or CA cannot be
+  // loaded.
   static Result<std::unique_ptr<HttpServer>> start(HttpServerOptions options, HttpHandler handler,
                                                    Logger logger);
   ~HttpServer();  // stop()
@@ -72,7 +90,9 @@ class HttpServer {
   void stop();
   int port() const { return port_; }
   const std::string& host() const { return options_.host; }
-  std::string url() const { return "http://" + options_.host + ":" + std::to_string(port_); }
+  std::string url() const {
+    return (options_.tls() ? "https://" : "http://") + options_.host + ":" + std::to_string(port_);
+  }
 
  private:
   struct Impl;
@@ -83,6 +103,12 @@ class HttpServer {
   int port_ = 0;
   std::unique_ptr<Impl> impl_;
 };
+
+// Reads `<prefix>.cert.path`, `.key.path`, `.ca.path` and
+// `.need.client.auth` (e.g. "ui.https") into `options`. ConfigError naming the
+// key when only one of cert and key is set, or need.client.auth without a CA.
+void https_options_from_config(const ::rstorm::Config& config, const std::string& prefix,
+                               HttpServerOptions& options);
 
 // Percent-decodes `text` ('+' is a space when `plus_is_space`). Malformed
 // escapes are kept as they are.

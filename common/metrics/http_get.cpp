@@ -67,6 +67,10 @@ HttpResponse get_https(boost::asio::io_context& io, const tcp::resolver::results
   } else {
     ctx.set_verify_mode(ssl::verify_none);
   }
+  if (!options.cert_file.empty()) {
+    ctx.use_certificate_chain_file(options.cert_file);
+    ctx.use_private_key_file(options.key_file, ssl::context::pem);
+  }
   beast::ssl_stream<beast::tcp_stream> stream(io, ctx);
   if (options.verify_peer) stream.set_verify_callback(ssl::host_name_verification(host));
   // SNI for a name (not for an address, where it is not allowed).

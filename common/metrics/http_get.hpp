@@ -28,6 +28,9 @@ struct HttpClientOptions {
   std::string ca_file;
   // false: accept any certificate (a test against a throw-away one).
   bool verify_peer = true;
+  // A client certificate (PEM) and its key to present, when set.
+  std::string cert_file;
+  std::string key_file;
   // HTTP basic authentication when user is set.
   std::string user;
   std::string password;

@@ -7,6 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/pkcs12.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
@@ -157,7 +158,25 @@ Status CertificateAuthority::issue(const CertificateRequest& request,
       !s) {
     return s;
   }
-  return write_pem(cert_path, false, [&](FILE* f) { return PEM_write_X509(f, cert.get()); });
+  if (Status s =
+          write_pem(cert_path, false, [&](FILE* f) { return PEM_write_X509(f, cert.get()); });
+      !s) {
+    return s;
+  }
+  if (request.pkcs12_path.empty()) return Status::ok();
+  STACK_OF(X509)* chain = sk_X509_new_null();
+  sk_X509_push(chain, impl_->cert.get());
+  PKCS12* bundle = PKCS12_create(request.pkcs12_password.c_str(), request.common_name.c_str(),
+                                 key.get(), cert.get(), chain, 0, 0, 0, 0, 0);
+  sk_X509_free(chain);
+  if (bundle == nullptr) {
+    return Status(ErrorCode::kInternal, "cannot bundle the certificate of '" + request.common_name +
+                                            "': " + openssl_error());
+  }
+  Status written =
+      write_pem(request.pkcs12_path, true, [&](FILE* f) { return i2d_PKCS12_fp(f, bundle); });
+  PKCS12_free(bundle);
+  return written;
 }
 
 }  // namespace rstorm::security

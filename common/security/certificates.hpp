@@ -21,6 +21,10 @@ struct CertificateRequest {
   std::vector<std::string> dns_names;     // subjectAltName DNS entries: "localhost"
   std::vector<std::string> ip_addresses;  // subjectAltName IP entries: "127.0.0.1"
   int days = 30;
+  // Also a PKCS#12 bundle of the certificate, its key and the CA's certificate
+  // here, for browsers (import it to present the certificate), when set.
+  std::filesystem::path pkcs12_path = {};
+  std::string pkcs12_password = "rstorm";
 };
 
 class CertificateAuthority {

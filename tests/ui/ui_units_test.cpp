@@ -8,7 +8,9 @@
 
 #include "common/http/http_server.hpp"
 #include "common/metrics/http_get.hpp"
+#include "common/security/certificates.hpp"
 #include "supervisor/log_viewer.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "ui/prometheus_text.hpp"
 #include "ui/topology_stats.hpp"
 
@@ -181,6 +183,117 @@ TEST(HttpServer, APortInUseIsNamed) {
                                            std::to_string(o.port)),
             std::string::npos)
       << second.status().message();
+}
+
+// HTTPS with client certificates required (ui.https.*, logviewer.https.*).
+class HttpsServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    const auto d = dir_->path();
+    auto ca = security::CertificateAuthority::create("ui CA");
+    ASSERT_TRUE(ca.is_ok());
+    ASSERT_TRUE((*ca)->write_certificate(d / "ca.pem"));
+    security::CertificateRequest server{"ui", {"localhost"}, {"127.0.0.1"}};
+    ASSERT_TRUE((*ca)->issue(server, d / "ui.pem", d / "ui-key.pem"));
+    security::CertificateRequest alice;
+    alice.common_name = "alice";
+    alice.pkcs12_path = d / "alice.p12";
+    ASSERT_TRUE((*ca)->issue(alice, d / "alice.pem", d / "alice-key.pem"));
+    auto other = security::CertificateAuthority::create("other CA");
+    ASSERT_TRUE(other.is_ok());
+    alice.pkcs12_path.clear();
+    ASSERT_TRUE((*other)->issue(alice, d / "forged.pem", d / "forged-key.pem"));
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static std::string path(const std::string& name) { return (dir_->path() / name).string(); }
+
+  void SetUp() override {
+    http::HttpServerOptions o;
+    o.name = "rstorm-ui";
+    o.tls_cert = path("ui.pem");
+    o.tls_key = path("ui-key.pem");
+    o.tls_ca = path("ca.pem");
+    o.need_client_auth = true;
+    auto s = http::HttpServer::start(
+        o,
+        [](const http::HttpRequest& r) {
+          return http::HttpResponse::json("{\"principal\":\"" + r.principal +
+                                          "\",\"secure\":" + (r.secure ? "true" : "false") + "}");
+        },
+        Logger::null());
+    ASSERT_TRUE(s.is_ok()) << s.status().message();
+    server_ = std::move(s).value();
+  }
+  metrics::HttpClientOptions client(const std::string& cert) const {
+    metrics::HttpClientOptions c;
+    c.https = true;
+    c.ca_file = path("ca.pem");
+    if (!cert.empty()) {
+      c.cert_file = path(cert + ".pem");
+      c.key_file = path(cert + "-key.pem");
+    }
+    return c;
+  }
+
+  static testing::TempDir* dir_;
+  std::unique_ptr<http::HttpServer> server_;
+};
+
+testing::TempDir* HttpsServerTest::dir_ = nullptr;
+
+TEST_F(HttpsServerTest, ClientWithACertificateOfTheCaIsServedAndNamed) {
+  EXPECT_EQ(server_->url(), "https://127.0.0.1:" + std::to_string(server_->port()));
+  auto r = metrics::http_get("127.0.0.1", server_->port(), "/", client("alice"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "{\"principal\":\"alice\",\"secure\":true}");
+  EXPECT_TRUE(std::filesystem::file_size(path("alice.p12")) > 0);  // for a browser
+}
+
+TEST_F(HttpsServerTest, ClientWithoutACertificateOrWithAnotherCasIsServedNothing) {
+  auto none = metrics::http_get("127.0.0.1", server_->port(), "/", client(""));
+  EXPECT_FALSE(none.ok());
+  auto forged = metrics::http_get("127.0.0.1", server_->port(), "/", client("forged"));
+  EXPECT_FALSE(forged.ok());
+  auto plain = metrics::http_get("127.0.0.1", server_->port(), "/");
+  EXPECT_FALSE(plain.ok() && plain->status == 200);
+  // Still serving the right client.
+  auto r = metrics::http_get("127.0.0.1", server_->port(), "/", client("alice"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpsServerTest, MisconfiguredHttpsIsAClearError) {
+  http::HttpServerOptions o;
+  o.name = "log viewer";
+  o.tls_cert = path("ui.pem");
+  o.tls_key = path("alice-key.pem");  // another certificate's key
+  auto s = http::HttpServer::start(
+      o, [](const http::HttpRequest&) { return http::HttpResponse(); }, Logger::null());
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.status().message(), "log viewer: the private key '" + path("alice-key.pem") +
+                                      "' does not belong to the certificate '" + path("ui.pem") +
+                                      "'");
+  Config c;
+  c.set("ui.https.cert.path", path("ui.pem"), "rstorm.yaml");
+  http::HttpServerOptions from;
+  try {
+    http::https_options_from_config(c, "ui.https", from);
+    FAIL() << "accepted a certificate without its key";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "ui.https.key.path is not set, but ui.https.cert.path is: HTTPS needs both");
+  }
+  c.set("ui.https.key.path", path("ui-key.pem"));
+  c.set("ui.https.need.client.auth", true);
+  EXPECT_THROW(http::https_options_from_config(c, "ui.https", from), ConfigError);
+  c.set("ui.https.ca.path", path("ca.pem"));
+  http::https_options_from_config(c, "ui.https", from);
+  EXPECT_TRUE(from.tls() && from.need_client_auth);
 }
 
 class LogViewerTest : public ::testing::Test {
