@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -44,21 +45,52 @@ std::string join(const std::vector<int>& ports) {
 
 }  // namespace
 
-Result<int> free_loopback_port() {
+namespace {
+
+// Whether 127.0.0.1:port can be bound now (0: any; then `port` is set to the
+// one the system chose).
+bool bindable(int& port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Status(ErrorCode::kIoError, "socket() failed");
+  if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    return Status(ErrorCode::kIoError, "cannot bind a free port on 127.0.0.1");
-  }
-  const int port = ntohs(addr.sin_port);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  if (ok) port = ntohs(addr.sin_port);
   ::close(fd);
+  return ok;
+}
+
+// The first port of the system's ephemeral range (net.ipv4.ip_local_port_range).
+int first_ephemeral_port() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 32768;
+  in >> low;
+  return in ? low : 32768;
+}
+
+}  // namespace
+
+Result<int> free_loopback_port() {
+  // Below the ephemeral range: a port the system chose for us (bind to 0) is
+  // free again once we close it, and any process's next outgoing connection
+  // may take it as its local port before our daemon binds it. Out of that
+  // range only another explicit bind can, so pick at random there.
+  static constexpr int kLowest = 10000;
+  const int highest = first_ephemeral_port() - 1;
+  if (highest > kLowest + 1000) {
+    thread_local std::mt19937 random(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+    std::uniform_int_distribution<int> pick(kLowest, highest);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      int port = pick(random);
+      if (bindable(port)) return port;
+    }
+  }
+  int port = 0;
+  if (!bindable(port)) return Status(ErrorCode::kIoError, "cannot bind a free port on 127.0.0.1");
   return port;
 }
 

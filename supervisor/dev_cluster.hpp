@@ -174,7 +174,8 @@ class DevCluster {
   bool stopped_ = false;
 };
 
-// A free TCP port on 127.0.0.1 (bound, then released).
+// A free TCP port on 127.0.0.1 (bound, then released), chosen at random below
+// the ephemeral range so that no outgoing connection takes it before it is used.
 Result<int> free_loopback_port();
 // Whether something accepts TCP connections on 127.0.0.1:port.
 bool loopback_port_open(int port);
