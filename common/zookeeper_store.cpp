@@ -91,7 +91,7 @@ std::string digest_id(const std::string& payload) {
 
 struct ZooKeeperStore::Acl {
   std::string digest;
-  ACL entries[2];
+  ACL entries[1];
   ACL_vector vector;
 };
 
@@ -101,9 +101,7 @@ ZooKeeperStore::ZooKeeperStore(ZooKeeperOptions options, Logger logger)
     acl_ = std::make_unique<Acl>();
     acl_->digest = digest_id(options_.auth_payload);
     acl_->entries[0] = ACL{ZOO_PERM_ALL, Id{const_cast<char*>("digest"), acl_->digest.data()}};
-    acl_->entries[1] =
-        ACL{ZOO_PERM_READ, Id{const_cast<char*>("world"), const_cast<char*>("anyone")}};
-    acl_->vector = ACL_vector{2, acl_->entries};
+    acl_->vector = ACL_vector{1, acl_->entries};
   }
 }
 

@@ -49,9 +49,10 @@ struct ZooKeeperOptions {
   std::chrono::milliseconds retry_interval_ceiling{30000};
   // Digest authentication (storm.zookeeper.auth.scheme "digest",
   // storm.zookeeper.auth.payload "user:password"): every session adds it, and
-  // every node this store creates carries the ACL "all for this digest, read
-  // for anyone", so a client without the payload can read the cluster's
-  // state but not change it. Empty: no authentication, open ACLs.
+  // every node this store creates carries the ACL "all for this digest" and
+  // nothing else, so a client without the payload can neither read the
+  // cluster's state (assignments, heartbeats, errors) nor change it.
+  // Empty: no authentication, open ACLs.
   std::string auth_payload;
 
   // From storm.zookeeper.{servers,port,session.timeout,connection.timeout,

@@ -34,7 +34,7 @@ struct NimbusClient::Connection {
 namespace {
 
 Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
-    const NimbusAddress& address, std::chrono::milliseconds timeout,
+    const NimbusAddress& address, const NimbusClient::Options& options,
     const std::shared_ptr<apache::thrift::transport::TSSLSocketFactory>& tls);
 
 }  // namespace
@@ -54,9 +54,12 @@ std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const s
 
 namespace {
 
+// Opens a connection to `address` and, with options.act_as, asks nimbus to
+// take its calls for that principal.
 Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
-    const NimbusAddress& address, std::chrono::milliseconds timeout,
+    const NimbusAddress& address, const NimbusClient::Options& options,
     const std::shared_ptr<apache::thrift::transport::TSSLSocketFactory>& tls) {
+  const std::chrono::milliseconds timeout = options.timeout;
   auto connection = std::make_unique<NimbusClient::Connection>();
   connection->address = address;
   connection->tls = tls;
@@ -74,6 +77,9 @@ Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
     auto protocol = std::make_shared<TBinaryProtocol>(connection->transport);
     connection->client = std::make_unique<thrift::NimbusClient>(protocol);
     connection->transport->open();
+    if (options.act_as) connection->client->actAs(*options.act_as);
+  } catch (const thrift::AuthorizationException& e) {
+    return Status(ErrorCode::kPermissionDenied, "nimbus at " + address.to_string() + ": " + e.msg);
   } catch (const std::exception& e) {
     return Status(ErrorCode::kUnavailable,
                   unreachable_message({address}, e.what(), tls != nullptr));
@@ -151,8 +157,9 @@ Result<std::unique_ptr<NimbusClient>> NimbusClient::connect(Options options) {
   // progress): used when no seed does better, since it still answers reads.
   std::unique_ptr<NimbusClient> fallback;
   for (const NimbusAddress& seed : options.seeds) {
-    auto connection = open_connection(seed, options.timeout, tls);
+    auto connection = open_connection(seed, options, tls);
     if (!connection) {
+      if (connection.code() == ErrorCode::kPermissionDenied) return connection.status();
       note(connection.status().message());
       continue;
     }
@@ -195,7 +202,7 @@ NimbusAddress NimbusClient::address() const {
 }
 
 Status NimbusClient::reconnect(const NimbusAddress& address) {
-  auto connection = open_connection(address, options_.timeout, tls_);
+  auto connection = open_connection(address, options_, tls_);
   if (!connection) return connection.status();
   std::lock_guard lock(mutex_);
   connection_ = std::move(*connection);
@@ -250,7 +257,7 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
         // The connection is in an unknown state; the next call reconnects.
         transport_failed_ = true;
         const NimbusAddress at = connection_->address;
-        auto fresh = open_connection(at, options_.timeout, tls_);
+        auto fresh = open_connection(at, options_, tls_);
         if (fresh) connection_ = std::move(*fresh);
         return Status(
             ErrorCode::kUnavailable,

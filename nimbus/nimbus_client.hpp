@@ -56,6 +56,11 @@ class NimbusClient {
     // Mutual TLS with these files (nimbus.thrift.tls.client.*); the seeds are
     // then TLS ports and the leader is followed to its TLS port.
     std::optional<security::TlsFiles> tls;
+    // Make every call for this principal (actAs on each connection, also
+    // after following the leader); nimbus allows it when
+    // nimbus.impersonation.acl lets this client's own user (e.g. rstorm-ui)
+    // act for that user. Unset: calls are made as the certificate's user.
+    std::optional<std::string> act_as;
   };
   // Seeds from nimbus.seeds: each entry "host" (port nimbus.thrift.port, or
   // nimbus.thrift.tls.port with nimbus.thrift.client.use.tls) or "host:port";
@@ -64,7 +69,8 @@ class NimbusClient {
   static Options options_from_config(const Config& config);
 
   // kUnavailable: "cannot reach nimbus at 127.0.0.1:6627 (...): is rstorm-nimbus
-  // running? see `rstorm dev-cluster`".
+  // running? see `rstorm dev-cluster`". kPermissionDenied when nimbus refuses
+  // options.act_as.
   static Result<std::unique_ptr<NimbusClient>> connect(Options options);
   ~NimbusClient();
 

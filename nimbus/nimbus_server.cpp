@@ -172,6 +172,25 @@ class Handler final : public thrift::NimbusIf {
     require_own(session);
     out = unwrap(n_.download_chunk(session), n_);
   }
+  void actAs(const std::string& principal) override {
+    own_user();
+    if (principal.empty()) {
+      if (acting_for_) logger_.info("{} acts as itself again", who());
+      acting_for_.reset();
+      return;
+    }
+    const std::string target = principals_.to_local(principal);
+    if (Status s = authorizer_->check_impersonation(*user_, target, peer_address()); !s) {
+      deny(s.message());
+    }
+    if (target == *user_) {
+      acting_for_.reset();
+      return;
+    }
+    acting_for_ = target;
+    logger_.info("{} acts for user '{}'{} from now on", who_self(), target,
+                 principal != target ? " (principal '" + principal + "')" : std::string());
+  }
   void getLeader(thrift::NimbusSummary& out) override { out = unwrap(n_.leader(), n_); }
   void supervisorHeartbeat(const thrift::SupervisorHeartbeat& heartbeat) override {
     allow(Operation::kSupervisorHeartbeat, nullptr, "supervisor " + heartbeat.info.id);
@@ -179,24 +198,42 @@ class Handler final : public thrift::NimbusIf {
   }
 
  private:
-  // The caller's local user; empty on a plaintext connection. Known once the
-  // TLS handshake is done, which precedes the first call.
+  // The user the calls are made for: the one actAs named, else the
+  // connection's own.
   const std::string& user() {
+    own_user();
+    return acting_for_ ? *acting_for_ : *user_;
+  }
+  // The connection's own local user; empty on a plaintext connection. Known
+  // once the TLS handshake is done, which precedes the first call.
+  void own_user() {
     if (!user_) {
       principal_ = security::peer_principal(transport_).value_or("");
       user_ = principal_.empty() ? std::string() : principals_.to_local(principal_);
     }
-    return *user_;
   }
-  std::string who() {
-    const std::string& u = user();
-    std::string peer = "?";
-    if (auto socket = std::dynamic_pointer_cast<apache::thrift::transport::TSocket>(transport_)) {
-      peer = socket->getPeerAddress() + ":" + std::to_string(socket->getPeerPort());
-    }
-    if (u.empty()) return "unauthenticated client at " + peer;
+  std::string peer_address() const {
+    auto socket = std::dynamic_pointer_cast<apache::thrift::transport::TSocket>(transport_);
+    return socket ? socket->getPeerAddress() : std::string("?");
+  }
+  std::string peer() const {
+    auto socket = std::dynamic_pointer_cast<apache::thrift::transport::TSocket>(transport_);
+    return socket ? socket->getPeerAddress() + ":" + std::to_string(socket->getPeerPort())
+                  : std::string("?");
+  }
+  // The connection's own identity, e.g. "user 'ui' at 127.0.0.1:5120".
+  std::string who_self() {
+    own_user();
+    const std::string& u = *user_;
+    if (u.empty()) return "unauthenticated client at " + peer();
     return "user '" + u + "'" + (principal_ != u ? " (principal '" + principal_ + "')" : "") +
-           " at " + peer;
+           " at " + peer();
+  }
+  // Who the calls are made for, and through whom, e.g.
+  // "user 'alice' (through user 'ui' at 127.0.0.1:5120)".
+  std::string who() {
+    if (!acting_for_) return who_self();
+    return "user '" + *acting_for_ + "' (through " + who_self() + ")";
   }
   [[noreturn]] void deny(const std::string& message) {
     logger_.warn("denied {}: {}", who(), message);
@@ -238,8 +275,9 @@ class Handler final : public thrift::NimbusIf {
   const security::PrincipalMapper& principals_;
   const std::shared_ptr<apache::thrift::transport::TTransport> transport_;
   const Logger& logger_;
-  std::optional<std::string> user_;
+  std::optional<std::string> user_;  // the connection's own
   std::string principal_;
+  std::optional<std::string> acting_for_;  // set by actAs
   std::set<std::string> sessions_;
 };
 

@@ -254,6 +254,8 @@ Status DevCluster::start_all() {
            << "nimbus.admins: [\"admin\"]\n"
            << "nimbus.supervisor.users: [\"supervisor\"]\n"
            << "nimbus.daemon.users: [\"nimbus\", \"ui\"]\n"
+           << "# rstorm-ui makes its calls for the user of the browser's certificate\n"
+           << "nimbus.impersonation.acl: [\"ui: users=*; hosts=127.0.0.1\"]\n"
            << "# workers prove they hold their topology's secret before a tuple is read\n"
            << "storm.messaging.netty.authentication: true\n";
     }
@@ -274,10 +276,10 @@ Status DevCluster::start_all() {
     std::filesystem::permissions(
         daemon_config(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
         ec);
-    yaml << base_yaml << "# the daemons' ZooKeeper digest: their nodes are read-only to others\n"
+    zookeeper_auth_payload_ = "rstorm:" + security::to_hex(security::random_bytes(16));
+    yaml << base_yaml << "# the daemons' ZooKeeper digest: their nodes are closed to others\n"
          << "storm.zookeeper.auth.scheme: \"digest\"\n"
-         << "storm.zookeeper.auth.payload: \"rstorm:"
-         << security::to_hex(security::random_bytes(16)) << "\"\n";
+         << "storm.zookeeper.auth.payload: \"" << zookeeper_auth_payload_ << "\"\n";
   }
   auto daemon_args = [&](const std::filesystem::path& local_dir) {
     std::vector<std::string> args{"--config", daemon_config().string(), "-c",

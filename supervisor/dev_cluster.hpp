@@ -105,6 +105,9 @@ class DevCluster {
   // Secure mode: the client config of a user ("alice" is client_config()).
   std::filesystem::path user_config(const std::string& user) const;
   bool secure() const { return options_.secure; }
+  // Secure mode: the daemons' ZooKeeper digest ("rstorm:<password>",
+  // storm.zookeeper.auth.payload); "" in plain mode.
+  const std::string& zookeeper_auth_payload() const { return zookeeper_auth_payload_; }
   // Secure mode: where the CA, certificates and keys are.
   std::filesystem::path tls_dir() const { return work_dir_ / "tls"; }
   // Secure mode: the metrics endpoints' basic-authentication password.
@@ -161,6 +164,7 @@ class DevCluster {
   bool own_work_dir_ = false;
   std::string zookeeper_connect_;
   int zookeeper_port_ = 0;
+  std::string zookeeper_auth_payload_;
   std::unique_ptr<DevProcess> zookeeper_;  // null when given
   std::vector<DevProcess> nimbuses_;
   std::vector<int> nimbus_ports_;

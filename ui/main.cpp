@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
     rstorm::http::HttpServerOptions logviewer;
     rstorm::http::https_options_from_config(*config, "logviewer.https", logviewer);
     options.logviewer_https = logviewer.tls();
+    // The browser's certificate names the user: make the calls for them.
+    options.act_for_users =
+        server_options.need_client_auth && config->get_bool("ui.impersonate.users", true);
     interval = std::chrono::seconds(config->get_int("ui.sample.interval.secs", 5));
   } catch (const rstorm::ConfigError& e) {
     logger.error("{}", e.what());

@@ -54,6 +54,18 @@ Status NimbusBackend::rebalance(const std::string& name, const thrift::Rebalance
   return with_client([&](nimbus::NimbusClient& c) { return c.rebalance(name, options); });
 }
 
+std::shared_ptr<UiBackend> NimbusBackend::acting_for(const std::string& principal) {
+  std::lock_guard lock(mutex_);
+  auto found = acting_.find(principal);
+  if (found != acting_.end()) return found->second;
+  if (acting_.size() >= kMaxActing) acting_.clear();  // callers keep theirs alive
+  nimbus::NimbusClient::Options options = options_;
+  options.act_as = principal;
+  auto backend = std::make_shared<NimbusBackend>(std::move(options), metrics_client_);
+  acting_.emplace(principal, backend);
+  return backend;
+}
+
 Result<std::string> NimbusBackend::scrape(const std::string& host, int port) {
   return scrape_worker_metrics(host, port, metrics_client_);
 }

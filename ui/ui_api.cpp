@@ -60,15 +60,27 @@ int http_status_of(const Status& s) {
   }
 }
 
-HttpResponse error_of(const Status& s) {
+// `acting`: the call was made for the browser's user (UiOptions::act_for_users).
+HttpResponse error_of(const Status& s, bool acting) {
   if (s.code() == ErrorCode::kPermissionDenied) {
-    // In secure mode nimbus sees rstorm-ui as the user of its own certificate
-    // (no one acts for another), so say who was refused and what works.
-    return HttpResponse::json_error(
-        403, s.message() +
-                 " (rstorm-ui acts on nimbus as the user of its own certificate; change the "
-                 "topology with `rstorm` and your certificate, or list that user in its "
-                 "topology.users)");
+    if (s.message().find("may not act for user") != std::string::npos) {
+      // rstorm-ui acts for the browser's user, and nimbus does not let it.
+      return HttpResponse::json_error(
+          403, s.message() +
+                   " (rstorm-ui makes its calls for the user of your certificate: nimbus's "
+                   "nimbus.impersonation.acl must let rstorm-ui's own user do so, e.g. \"ui: "
+                   "users=*; hosts=<rstorm-ui's address>\")");
+    }
+    if (!acting) {
+      // Without impersonation nimbus sees rstorm-ui as the user of its own
+      // certificate, so say who was refused and what works.
+      return HttpResponse::json_error(
+          403, s.message() +
+                   " (rstorm-ui acts on nimbus as the user of its own certificate; set "
+                   "ui.impersonate.users with client certificates and nimbus.impersonation.acl, "
+                   "or change the topology with `rstorm` and your certificate)");
+    }
+    return HttpResponse::json_error(403, s.message());
   }
   return HttpResponse::json_error(http_status_of(s), s.message());
 }
@@ -358,6 +370,11 @@ Result<std::int64_t> parse_window(const HttpRequest& request) {
 UiApi::UiApi(UiBackend& backend, UiOptions options)
     : backend_(backend), options_(std::move(options)) {}
 
+std::shared_ptr<UiBackend> UiApi::backend_for(const HttpRequest& request) {
+  if (!options_.act_for_users || request.principal.empty()) return nullptr;
+  return backend_.acting_for(request.principal);
+}
+
 HttpResponse UiApi::handle(const HttpRequest& request) {
   try {
     return route(request);
@@ -384,7 +401,9 @@ HttpResponse UiApi::route(const HttpRequest& request) {
     return r;
   }
   const std::vector<std::string> rest(parts.begin() + 2, parts.end());
-  if (request.method == "GET" || request.method == "HEAD") return get(request, rest);
+  const std::shared_ptr<UiBackend> acting = backend_for(request);
+  UiBackend& backend = acting ? *acting : backend_;
+  if (request.method == "GET" || request.method == "HEAD") return get(request, rest, backend);
   if (request.method == "POST") {
     // Cross-site requests: a custom header (a form or a simple fetch from
     // another site cannot send one without a CORS preflight, which this
@@ -404,7 +423,7 @@ HttpResponse UiApi::route(const HttpRequest& request) {
                                           "' refused: only this UI's own origin (" + own +
                                           ") or one listed in ui.origins may change topologies");
     }
-    return post(request, rest);
+    return post(request, rest, backend);
   }
   return HttpResponse::json_error(405, request.method + " " + request.path +
                                            ": the API answers GET and POST");
@@ -474,7 +493,9 @@ void UiApi::sample_all() {
   history_.retain(live);
 }
 
-HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::string>& p) {
+HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::string>& p,
+                        UiBackend& backend) {
+  const bool acting = &backend != &backend_;
   auto is = [&](std::initializer_list<const char*> want) {
     if (p.size() != want.size()) return false;
     std::size_t i = 0;
@@ -486,8 +507,8 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
   };
   if (is({"cluster", "summary"}) || is({"cluster", "configuration"}) ||
       is({"supervisor", "summary"}) || is({"nimbus", "summary"}) || is({"topology", "summary"})) {
-    auto cluster = backend_.cluster_info();
-    if (!cluster) return error_of(cluster.status());
+    auto cluster = backend.cluster_info();
+    if (!cluster) return error_of(cluster.status(), acting);
     if (p[0] == "cluster" && p[1] == "summary") {
       double total_mem = 0, total_cpu = 0, used_mem = 0, used_cpu = 0;
       int slots = 0, used_slots = 0, executors = 0, tasks = 0;
@@ -567,11 +588,11 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
   // topology/{id}[/...] and topology-workers/{id}
   if (p.size() >= 2 && (p[0] == "topology" || p[0] == "topology-workers")) {
     auto window = parse_window(request);
-    if (!window) return error_of(window.status());
-    auto info = backend_.topology_info(p[1]);
-    if (!info) return error_of(info.status());
+    if (!window) return error_of(window.status(), acting);
+    auto info = backend.topology_info(p[1]);
+    if (!info) return error_of(info.status(), acting);
     const std::string& id = info->summary.id;
-    auto cluster = backend_.cluster_info();
+    auto cluster = backend.cluster_info();
     const LogLinks links(cluster.is_ok() ? &*cluster : nullptr, options_.logviewer_https);
 
     if (p[0] == "topology-workers" && p.size() == 2) {
@@ -672,8 +693,8 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
     }
 
     if (p.size() == 3 && p[2] == "placement") {
-      auto placement = backend_.placement(id);
-      if (!placement) return error_of(placement.status());
+      auto placement = backend.placement(id);
+      if (!placement) return error_of(placement.status(), acting);
       json j = {{"topologyId", id},
                 {"scheduler", placement->scheduler},
                 {"warnings", placement->warnings},
@@ -860,13 +881,18 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
   return HttpResponse::json_error(404, "no such path: " + request.path);
 }
 
-HttpResponse UiApi::post(const HttpRequest& request, const std::vector<std::string>& p) {
+HttpResponse UiApi::post(const HttpRequest& request, const std::vector<std::string>& p,
+                         UiBackend& backend) {
+  const bool acting = &backend != &backend_;
   if (p.size() < 3 || p[0] != "topology") {
     return HttpResponse::json_error(404, "no such action: POST " + request.path);
   }
-  auto info = backend_.topology_info(p[1]);
-  if (!info) return error_of(info.status());
-  const std::string& name = info->summary.name;
+  // The id (or name) to its name. A caller who may not even describe the
+  // topology is told by the action itself what they may not do.
+  auto info = backend.topology_info(p[1]);
+  if (!info && info.code() != ErrorCode::kPermissionDenied) return error_of(info.status(), acting);
+  const std::string name = info ? info->summary.name : p[1];
+  const std::string id = info ? info->summary.id : p[1];
   const std::string& op = p[2];
   auto wait_of = [&](std::size_t index) -> Result<std::optional<int>> {
     if (p.size() <= index) return std::optional<int>();
@@ -882,16 +908,16 @@ HttpResponse UiApi::post(const HttpRequest& request, const std::vector<std::stri
   };
   Status done;
   if (op == "activate" && p.size() == 3) {
-    done = backend_.activate(name);
+    done = backend.activate(name);
   } else if (op == "deactivate" && p.size() == 3) {
-    done = backend_.deactivate(name);
+    done = backend.deactivate(name);
   } else if (op == "kill" && p.size() <= 4) {
     auto wait = wait_of(3);
-    if (!wait) return error_of(wait.status());
-    done = backend_.kill(name, *wait);
+    if (!wait) return error_of(wait.status(), acting);
+    done = backend.kill(name, *wait);
   } else if (op == "rebalance" && p.size() <= 4) {
     auto wait = wait_of(3);
-    if (!wait) return error_of(wait.status());
+    if (!wait) return error_of(wait.status(), acting);
     thrift::RebalanceOptions options;
     if (*wait) options.__set_wait_secs(**wait);
     if (!request.body.empty()) {
@@ -921,14 +947,14 @@ HttpResponse UiApi::post(const HttpRequest& request, const std::vector<std::stri
         options.__set_num_executors(executors);
       }
     }
-    done = backend_.rebalance(name, options);
+    done = backend.rebalance(name, options);
   } else {
     return HttpResponse::json_error(404, "no such action: POST " + request.path +
                                              " (activate, deactivate, rebalance/{wait}, kill/{wait})");
   }
-  if (!done) return error_of(done);
+  if (!done) return error_of(done, acting);
   return HttpResponse::json(
-      json{{"topologyOperation", op}, {"topologyId", info->summary.id}, {"status", "success"}}.dump());
+      json{{"topologyOperation", op}, {"topologyId", id}, {"status", "success"}}.dump());
 }
 
 }  // namespace rstorm::ui

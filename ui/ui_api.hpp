@@ -37,6 +37,11 @@ class UiBackend {
   virtual Status rebalance(const std::string& name, const thrift::RebalanceOptions& options) = 0;
   // One worker's /metrics text.
   virtual Result<std::string> scrape(const std::string& host, int port) = 0;
+  // A backend whose calls are made for `principal` (the user of a browser's
+  // client certificate); null when this backend cannot act for another.
+  virtual std::shared_ptr<UiBackend> acting_for(const std::string& /*principal*/) {
+    return nullptr;
+  }
 };
 
 struct UiOptions {
@@ -47,6 +52,10 @@ struct UiOptions {
   // The supervisors' log viewers serve HTTPS (logviewer.https.cert.path set):
   // links to worker logs say https://.
   bool logviewer_https = false;
+  // Make each request's calls to nimbus for the user of the browser's client
+  // certificate (ui.impersonate.users; needs ui.https.need.client.auth, and
+  // nimbus.impersonation.acl letting rstorm-ui's own user act for them).
+  bool act_for_users = false;
   // cluster/configuration: key -> value as YAML (the config rstorm-ui read:
   // defaults.yaml, rstorm.yaml and -c overrides, as every daemon reads them).
   std::map<std::string, std::string> configuration;
@@ -63,8 +72,13 @@ class UiApi {
 
  private:
   http::HttpResponse route(const http::HttpRequest& request);
-  http::HttpResponse get(const http::HttpRequest& request, const std::vector<std::string>& parts);
-  http::HttpResponse post(const http::HttpRequest& request, const std::vector<std::string>& parts);
+  http::HttpResponse get(const http::HttpRequest& request, const std::vector<std::string>& parts,
+                         UiBackend& backend);
+  http::HttpResponse post(const http::HttpRequest& request, const std::vector<std::string>& parts,
+                          UiBackend& backend);
+  // The backend acting for the request's user (options_.act_for_users and a
+  // client certificate), else null: backend_ itself.
+  std::shared_ptr<UiBackend> backend_for(const http::HttpRequest& request);
   // The window's figures of a topology, sampling it first when the UI has no sample.
   std::optional<WindowStats> stats(const thrift::TopologyInfo& info, std::int64_t window_secs);
 

@@ -33,13 +33,18 @@ std::string basic_authorization(const std::string& user, const std::string& pass
 
 // Writes the request and reads the response on a connected stream.
 template <typename Stream>
-HttpResponse exchange(Stream& stream, const std::string& host, const std::string& target,
+HttpResponse exchange(Stream& stream, const std::string& host, const HttpRequestSpec& spec,
                       const HttpClientOptions& options) {
-  http::request<http::empty_body> req{http::verb::get, target, 11};
+  http::request<http::string_body> req{http::string_to_verb(spec.method), spec.target, 11};
   req.set(http::field::host, host);
   req.set(http::field::connection, "close");
   if (!options.user.empty()) {
     req.set(http::field::authorization, basic_authorization(options.user, options.password));
+  }
+  for (const auto& [name, value] : spec.headers) req.set(name, value);
+  if (!spec.body.empty() || spec.method == "POST" || spec.method == "PUT") {
+    req.body() = spec.body;
+    req.prepare_payload();
   }
   http::write(stream, req);
   beast::flat_buffer buffer;
@@ -52,9 +57,9 @@ HttpResponse exchange(Stream& stream, const std::string& host, const std::string
   return out;
 }
 
-HttpResponse get_https(boost::asio::io_context& io, const tcp::resolver::results_type& endpoints,
-                       const std::string& host, const std::string& target,
-                       const HttpClientOptions& options) {
+HttpResponse request_https(boost::asio::io_context& io,
+                           const tcp::resolver::results_type& endpoints, const std::string& host,
+                           const HttpRequestSpec& spec, const HttpClientOptions& options) {
   ssl::context ctx(ssl::context::tls_client);
   SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
   if (options.verify_peer) {
@@ -80,32 +85,40 @@ HttpResponse get_https(boost::asio::io_context& io, const tcp::resolver::results
   beast::get_lowest_layer(stream).expires_after(options.timeout);
   beast::get_lowest_layer(stream).connect(endpoints);
   stream.handshake(ssl::stream_base::client);
-  HttpResponse out = exchange(stream, host, target, options);
-  stream.shutdown(ec);  // the server may close first: not an error of the GET
+  HttpResponse out = exchange(stream, host, spec, options);
+  stream.shutdown(ec);  // the server may close first: not an error of the request
   return out;
 }
 
 }  // namespace
 
-api::Result<HttpResponse> http_get(const std::string& host, int port, const std::string& target,
-                                   const HttpClientOptions& options) {
+api::Result<HttpResponse> http_request(const std::string& host, int port,
+                                       const HttpRequestSpec& spec,
+                                       const HttpClientOptions& options) {
   const std::string url =
-      (options.https ? "https://" : "http://") + host + ":" + std::to_string(port) + target;
+      (options.https ? "https://" : "http://") + host + ":" + std::to_string(port) + spec.target;
   try {
     boost::asio::io_context io;
     tcp::resolver resolver(io);
     const auto endpoints = resolver.resolve(host, std::to_string(port));
-    if (options.https) return get_https(io, endpoints, host, target, options);
+    if (options.https) return request_https(io, endpoints, host, spec, options);
     beast::tcp_stream stream(io);
     stream.expires_after(options.timeout);
     stream.connect(endpoints);
-    HttpResponse out = exchange(stream, host, target, options);
+    HttpResponse out = exchange(stream, host, spec, options);
     beast::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_both, ec);
     return out;
   } catch (const std::exception& e) {
-    return api::Status::error("GET " + url + " failed: " + e.what());
+    return api::Status::error(spec.method + " " + url + " failed: " + e.what());
   }
+}
+
+api::Result<HttpResponse> http_get(const std::string& host, int port, const std::string& target,
+                                   const HttpClientOptions& options) {
+  HttpRequestSpec spec;
+  spec.target = target;
+  return http_request(host, port, spec, options);
 }
 
 api::Result<HttpResponse> http_get(const std::string& host, int port, const std::string& target,

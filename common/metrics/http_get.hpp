@@ -1,4 +1,4 @@
-// http_get: a small blocking HTTP/1.1 GET (Boost.Beast; HTTPS through
+// http_get: a small blocking HTTP/1.1 GET, or any request (Boost.Beast; HTTPS through
 // Boost.Asio's OpenSSL stream), to read /metrics and the Prometheus HTTP API
 // (readiness, queries) from tools and tests.
 //
@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "rstorm/status.hpp"
 
@@ -35,6 +37,20 @@ struct HttpClientOptions {
   std::string user;
   std::string password;
 };
+
+// What to send: the method, the target (path and query), extra headers and
+// a body (POST and PUT always carry a Content-Length).
+struct HttpRequestSpec {
+  std::string method = "GET";
+  std::string target = "/";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+// `spec` to <scheme>://host:port, as http_get below.
+api::Result<HttpResponse> http_request(const std::string& host, int port,
+                                       const HttpRequestSpec& spec,
+                                       const HttpClientOptions& options);
 
 // GET <scheme>://host:port<target>. Fails (naming the URL) on connection, TLS
 // or protocol errors and when the timeout passes; an HTTP error status (401

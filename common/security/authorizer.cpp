@@ -1,13 +1,41 @@
 #include "common/security/authorizer.hpp"
 
 #include <grp.h>
+#include <netdb.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <algorithm>
 
 namespace rstorm::security {
 namespace {
+
+// Whether any of `user_groups` is in `wanted`.
+template <typename Wanted>
+bool in_any(const std::set<std::string, std::less<>>& user_groups, const Wanted& wanted) {
+  return std::any_of(wanted.begin(), wanted.end(),
+                     [&](const std::string& g) { return user_groups.contains(g); });
+}
+
+// Whether `host` (a name or an address) resolves to `address`.
+bool host_has_address(const std::string& host, const std::string& address) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
+  bool match = false;
+  for (addrinfo* a = found; a != nullptr && !match; a = a->ai_next) {
+    char text[NI_MAXHOST];
+    if (getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) ==
+        0) {
+      match = address == text;
+    }
+  }
+  freeaddrinfo(found);
+  return match;
+}
 
 bool is_topology_operation(Operation op) {
   switch (op) {
@@ -238,19 +266,94 @@ Authorizer::Options Authorizer::options_from_config(const Config& config) {
     }
   }
   o.groups = std::move(mapping);
+  for (const std::string& line : user_set(config, "nimbus.impersonation.acl")) {
+    auto [user, rule] = parse_impersonation_rule(line);
+    if (!rule.groups.empty() && !rule.groups.contains("*") &&
+        o.groups->kind() == GroupMapping::Kind::kNone) {
+      throw ConfigError("nimbus.impersonation.acl: '" + line +
+                        "' names groups but storm.group.mapping.service is null: no user would "
+                        "be found in a group (use \"unix\" or \"fixed\")");
+    }
+    if (!o.impersonation.emplace(user, std::move(rule)).second) {
+      throw ConfigError("nimbus.impersonation.acl: two rules for '" + user + "'");
+    }
+  }
   return o;
 }
 
-bool Authorizer::in_any(const std::set<std::string, std::less<>>& user_groups,
-                        const std::set<std::string, std::less<>>& wanted) const {
-  return std::any_of(wanted.begin(), wanted.end(),
-                     [&](const std::string& g) { return user_groups.contains(g); });
+std::pair<std::string, ImpersonationRule> Authorizer::parse_impersonation_rule(
+    const std::string& line) {
+  const auto malformed = [&](const std::string& why) {
+    return ConfigError("nimbus.impersonation.acl: '" + line + "' " + why +
+                       " (want \"user: users=a, b; groups=g; hosts=h1, h2\")");
+  };
+  const auto trim = [](std::string_view s) {
+    const auto b = s.find_first_not_of(" \t");
+    const auto e = s.find_last_not_of(" \t");
+    return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+  };
+  const std::size_t colon = line.find(':');
+  const std::string user = colon == std::string::npos ? "" : trim(line.substr(0, colon));
+  if (user.empty()) throw malformed("names no user before ':'");
+  ImpersonationRule rule;
+  std::string_view rest(line);
+  rest.remove_prefix(colon + 1);
+  while (!trim(rest).empty()) {
+    const std::size_t semicolon = rest.find(';');
+    const std::string_view field = rest.substr(0, semicolon);
+    rest.remove_prefix(semicolon == std::string_view::npos ? rest.size() : semicolon + 1);
+    if (trim(field).empty()) continue;
+    const std::size_t equals = field.find('=');
+    if (equals == std::string_view::npos) throw malformed("has a field without '='");
+    const std::string name = trim(field.substr(0, equals));
+    std::set<std::string, std::less<>>* into = name == "users"    ? &rule.users
+                                               : name == "groups" ? &rule.groups
+                                               : name == "hosts"  ? &rule.hosts
+                                                                  : nullptr;
+    if (into == nullptr) throw malformed("has field '" + name + "'; want users, groups or hosts");
+    std::string_view values = field.substr(equals + 1);
+    while (!values.empty()) {
+      const std::size_t comma = values.find(',');
+      const std::string value = trim(values.substr(0, comma));
+      if (!value.empty()) into->insert(value);
+      values.remove_prefix(comma == std::string_view::npos ? values.size() : comma + 1);
+    }
+  }
+  if (rule.hosts.empty()) throw malformed("names no hosts (hosts=* for any)");
+  if (rule.users.empty() && rule.groups.empty()) {
+    throw malformed("names no users or groups to act for (users=* for anyone)");
+  }
+  return {user, std::move(rule)};
 }
 
-bool Authorizer::in_any(const std::set<std::string, std::less<>>& user_groups,
-                        const std::vector<std::string>& wanted) const {
-  return std::any_of(wanted.begin(), wanted.end(),
-                     [&](const std::string& g) { return user_groups.contains(g); });
+Status Authorizer::check_impersonation(const std::string& user, const std::string& target,
+                                       const std::string& peer_address) const {
+  if (!options_.enabled || user == target) return Status::ok();
+  const auto deny = [&](const std::string& why) {
+    return Status(
+        ErrorCode::kPermissionDenied,
+        (user.empty() ? std::string("an unauthenticated client") : "user '" + user + "'") +
+            " may not act for user '" + target + "': " + why);
+  };
+  if (user.empty()) return deny("connect over TLS with a client certificate");
+  const auto rule = options_.impersonation.find(user);
+  if (rule == options_.impersonation.end()) {
+    return deny("no nimbus.impersonation.acl rule for '" + user + "'");
+  }
+  const ImpersonationRule& r = rule->second;
+  if (!r.hosts.contains("*") && !r.hosts.contains(peer_address) &&
+      std::none_of(r.hosts.begin(), r.hosts.end(),
+                   [&](const std::string& host) { return host_has_address(host, peer_address); })) {
+    return deny("its nimbus.impersonation.acl rule does not list host " + peer_address);
+  }
+  if (r.users.contains("*") || r.groups.contains("*") || r.users.contains(target)) {
+    return Status::ok();
+  }
+  if (!r.groups.empty() && options_.groups &&
+      in_any(options_.groups->groups_of(target), r.groups)) {
+    return Status::ok();
+  }
+  return deny("its nimbus.impersonation.acl rule lists neither the user nor a group of theirs");
 }
 
 bool Authorizer::may_read_secrets(const std::string& user) const {

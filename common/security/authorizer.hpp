@@ -20,9 +20,18 @@
 // storm.group.mapping.service.cache.duration.secs) or "fixed"
 // (storm.group.mapping.fixed: ["alice: ops, dev", ...]).
 //
-// No one acts for another: a client is the principal of its certificate,
-// mapped to a local user by storm.principal.tolocal.rules, and there is no
-// impersonation call.
+// A client is the principal of its certificate, mapped to a local user by
+// storm.principal.tolocal.rules. No one acts for another unless
+// nimbus.impersonation.acl lets them (Storm's ImpersonationAuthorizer, as a
+// list of lines since rstorm's config has no maps):
+//
+//   nimbus.impersonation.acl:
+//     - "ui: users=*; hosts=127.0.0.1, ui1.example.com"
+//     - "gateway: groups=analysts; users=carol; hosts=10.0.0.7"
+//
+// lets `ui`, connecting from one of those hosts, act for any user, and
+// `gateway` for members of `analysts` and for carol. A rule must name its
+// hosts ("*": any) and users or groups ("*": anyone).
 //
 // Thread contract: immutable after construction (but for the group cache,
 // which has its own lock); thread-safe.
@@ -101,6 +110,13 @@ class GroupMapping {
   mutable std::map<std::string, Cached, std::less<>> cache_;  // GUARDED_BY(mutex_)
 };
 
+// One nimbus.impersonation.acl line: for whom its user may act, from where.
+struct ImpersonationRule {
+  std::set<std::string, std::less<>> users;   // "*": anyone
+  std::set<std::string, std::less<>> groups;  // their members; "*": anyone
+  std::set<std::string, std::less<>> hosts;   // addresses or names; "*": any
+};
+
 // storm.principal.tolocal.rules: a list of "regex => replacement" rules; the
 // first whose regex matches the whole principal gives the local user
 // (std::regex_replace syntax, $1 for a group). No rule matches: the principal
@@ -128,7 +144,14 @@ class Authorizer {
     std::set<std::string, std::less<>> user_groups;   // nimbus.groups
     // Who is in which group; null or kNone: no one is in any group.
     std::shared_ptr<const GroupMapping> groups;
+    // nimbus.impersonation.acl, by the user who may act for others.
+    std::map<std::string, ImpersonationRule, std::less<>> impersonation;
   };
+  // One nimbus.impersonation.acl line ("ui: users=*; hosts=127.0.0.1");
+  // ConfigError naming the line when it is malformed or names no hosts or
+  // no users and groups.
+  static std::pair<std::string, ImpersonationRule> parse_impersonation_rule(
+      const std::string& line);
   // ConfigError on a wrong type, an unknown authorizer name, or group keys
   // set without a storm.group.mapping.service to read them with.
   static Options options_from_config(const Config& config);
@@ -143,16 +166,20 @@ class Authorizer {
   // "user 'bob' may not kill topology 'wc' (owner 'alice')".
   Status check(const std::string& user, Operation op, const TopologyAcl* topology = nullptr) const;
 
+  // Whether `user`, connected from `peer_address` (an IP address), may act
+  // for `target`: always when they are the same user or the authorizer is
+  // off; otherwise when a nimbus.impersonation.acl rule of `user` lists the
+  // host and `target` (or one of its groups). kPermissionDenied naming both
+  // users and what is missing, e.g. "user 'ui' may not act for user 'alice':
+  // no nimbus.impersonation.acl rule for 'ui'".
+  Status check_impersonation(const std::string& user, const std::string& target,
+                             const std::string& peer_address) const;
+
   // Whether `user`, authenticated by a certificate, may receive a topology's
   // secret: admins and supervisors (every authenticated user when off).
   bool may_read_secrets(const std::string& user) const;
 
  private:
-  bool in_any(const std::set<std::string, std::less<>>& user_groups,
-              const std::set<std::string, std::less<>>& wanted) const;
-  bool in_any(const std::set<std::string, std::less<>>& user_groups,
-              const std::vector<std::string>& wanted) const;
-
   Options options_;
 };
 

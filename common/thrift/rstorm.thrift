@@ -382,6 +382,13 @@ service Nimbus {
   binary downloadChunk(1: string session) throws (1: NotFoundException missing,
               2: AuthorizationException denied),
 
+  // The rest of this connection's calls are made for the user `principal`
+  // maps to (storm.principal.tolocal.rules), when nimbus.impersonation.acl
+  // lets this connection's own user act for that user from this host (an
+  // empty principal: back to the connection's own user). Secure mode only:
+  // with no authorizer configured, identities are not checked at all.
+  void actAs(1: string principal) throws (1: AuthorizationException denied),
+
   NimbusSummary getLeader() throws (1: NotFoundException no_leader,
               2: AuthorizationException denied),
   void supervisorHeartbeat(1: SupervisorHeartbeat heartbeat)

@@ -547,14 +547,27 @@ TEST_F(ClusterTest, SecureClusterRunsAlicesTopologyAndRefusesBobAndPlaintextClie
   auto record = store_->children(paths_.topologies());
   ASSERT_TRUE(record && record->size() == 1);
 
-  // The test's own ZooKeeper session has no digest: it reads, it cannot write.
-  auto node = store_->get(paths_.assignment(a->topology_id));
-  ASSERT_TRUE(node) << node.status().to_string();
-  auto forged = store_->set(paths_.assignment(a->topology_id), "forged");
+  // A ZooKeeper session without the daemons' digest can neither read
+  // rstorm's nodes nor change them.
+  ZooKeeperOptions outsider_options;
+  outsider_options.servers = zk_->connect_string();
+  auto outsider = ZooKeeperStore::connect(outsider_options, Logger::null());
+  ASSERT_TRUE(outsider) << outsider.status().to_string();
+  ZooKeeperStore& zk = *outsider.value();
+  auto node = zk.get(paths_.assignment(a->topology_id));
+  EXPECT_EQ(node.code(), ErrorCode::kPermissionDenied) << node.status().to_string();
+  EXPECT_NE(node.status().message().find("storm.zookeeper.auth.payload"), std::string::npos)
+      << node.status().to_string();
+  EXPECT_EQ(zk.children(paths_.topologies()).code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(zk.children(paths_.workerbeats()).code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(zk.children(paths_.supervisors()).code(), ErrorCode::kPermissionDenied);
+  auto forged = zk.set(paths_.assignment(a->topology_id), "forged");
   EXPECT_EQ(forged.code(), ErrorCode::kPermissionDenied) << forged.status().to_string();
-  EXPECT_EQ(store_->remove(paths_.topology(a->topology_id)).code(), ErrorCode::kPermissionDenied);
-  EXPECT_EQ(store_->create(paths_.assignments() + "/evil", "x").code(),
-            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(zk.remove(paths_.topology(a->topology_id)).code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(zk.create(paths_.assignments() + "/evil", "x").code(), ErrorCode::kPermissionDenied);
+  // The daemons' digest reads them (the test's own session holds it).
+  auto readable = store_->get(paths_.assignment(a->topology_id));
+  EXPECT_TRUE(readable) << readable.status().to_string();
   // Workers hold the topology's secret in a spec only their user can read.
   const auto slot = a->executors.front().slot;
   const auto spec = worker_dir(slot.node_id, a->topology_id, slot.port) / "spec.json";

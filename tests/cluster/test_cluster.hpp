@@ -56,6 +56,9 @@ inline Result<TestCluster> start_test_cluster(int slots, int nimbuses, const std
   zo.session_timeout = 6s;
   zo.retry_interval = 200ms;
   zo.retry_interval_ceiling = 1000ms;
+  // The tests read the cluster's nodes as its daemons do (in secure mode
+  // they are closed to a session without the digest).
+  zo.auth_payload = out.cluster->zookeeper_auth_payload();
   auto store = ZooKeeperStore::connect(zo, Logger::null());
   if (!store) return store.status();
   out.store = std::move(store).value();

@@ -165,6 +165,59 @@ TEST(Authorizer, GroupKeysWithoutAGroupMappingAreAConfigError) {
   EXPECT_THROW((void)Authorizer::options_from_config(c), ConfigError);
 }
 
+TEST(Authorizer, ImpersonationNeedsARuleForTheUserTheHostAndTheTarget) {
+  Config c;
+  c.set("nimbus.authorizer", "simple-acl");
+  c.set("storm.group.mapping.service", "fixed");
+  c.set("storm.group.mapping.fixed", ConfigValue::List{"erin: analysts", "frank: sales"});
+  c.set("nimbus.impersonation.acl",
+        ConfigValue::List{"ui: users=*; hosts=127.0.0.1",
+                          "gateway: groups=analysts; users=carol; hosts=10.0.0.7",
+                          "relay: users=alice; hosts=localhost"});
+  const Authorizer a(Authorizer::options_from_config(c));
+  EXPECT_TRUE(a.check_impersonation("ui", "alice", "127.0.0.1"));
+  EXPECT_TRUE(a.check_impersonation("ui", "admin", "127.0.0.1"));
+  EXPECT_TRUE(a.check_impersonation("relay", "alice", "127.0.0.1"));  // a host name resolves
+  EXPECT_EQ(a.check_impersonation("ui", "alice", "10.1.2.3").message(),
+            "user 'ui' may not act for user 'alice': its nimbus.impersonation.acl rule does not "
+            "list host 10.1.2.3");
+  EXPECT_TRUE(a.check_impersonation("gateway", "carol", "10.0.0.7"));
+  EXPECT_TRUE(a.check_impersonation("gateway", "erin", "10.0.0.7"));  // in analysts
+  EXPECT_EQ(a.check_impersonation("gateway", "frank", "10.0.0.7").message(),
+            "user 'gateway' may not act for user 'frank': its nimbus.impersonation.acl rule "
+            "lists neither the user nor a group of theirs");
+  EXPECT_EQ(a.check_impersonation("bob", "alice", "127.0.0.1").message(),
+            "user 'bob' may not act for user 'alice': no nimbus.impersonation.acl rule for 'bob'");
+  EXPECT_TRUE(a.check_impersonation("bob", "bob", "10.9.9.9"));  // oneself, from anywhere
+  EXPECT_FALSE(a.check_impersonation("", "alice", "127.0.0.1"));
+  // Off: identities are not checked at all.
+  EXPECT_TRUE(Authorizer(Authorizer::Options{}).check_impersonation("bob", "alice", "1.2.3.4"));
+}
+
+TEST(Authorizer, MalformedImpersonationRulesAreConfigErrorsNamingTheLine) {
+  const auto error_of = [](const std::string& line, bool groups = true) -> std::string {
+    Config c;
+    c.set("nimbus.authorizer", "simple-acl");
+    if (groups) c.set("storm.group.mapping.service", "fixed");
+    c.set("nimbus.impersonation.acl", ConfigValue::List{line});
+    try {
+      (void)Authorizer::options_from_config(c);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_NE(error_of("users=*; hosts=*").find("'users=*; hosts=*' names no user before ':'"),
+            std::string::npos);
+  EXPECT_NE(error_of("ui: users=*").find("names no hosts (hosts=* for any)"), std::string::npos);
+  EXPECT_NE(error_of("ui: hosts=*").find("names no users or groups"), std::string::npos);
+  EXPECT_NE(error_of("ui: people=*; hosts=*").find("has field 'people'"), std::string::npos);
+  EXPECT_NE(error_of("ui: users; hosts=*").find("has a field without '='"), std::string::npos);
+  EXPECT_NE(error_of("ui: groups=ops; hosts=*", false).find("storm.group.mapping.service is null"),
+            std::string::npos);
+  EXPECT_EQ(error_of("ui: users=*; hosts=*"), "accepted");
+}
+
 TEST(GroupMapping, UnixMappingFindsTheSystemsGroupsOfAUser) {
   // This process's own user and its primary group, as the system has them.
   const passwd* me = getpwuid(getuid());

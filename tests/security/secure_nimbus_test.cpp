@@ -63,7 +63,7 @@ class SecureNimbusTest : public ::testing::Test {
     ASSERT_TRUE((*ca)->write_certificate(dir_.path() / "ca.pem"));
     security::CertificateRequest server{"nimbus", {"localhost"}, {"127.0.0.1"}};
     ASSERT_TRUE((*ca)->issue(server, dir_.path() / "nimbus.pem", dir_.path() / "nimbus-key.pem"));
-    for (const char* user : {"alice", "bob", "carol", "dave", "admin", "supervisor"}) {
+    for (const char* user : {"alice", "bob", "carol", "dave", "admin", "supervisor", "ui"}) {
       security::CertificateRequest r;
       r.common_name = user;
       ASSERT_TRUE((*ca)->issue(r, dir_.path() / (std::string(user) + ".pem"),
@@ -96,6 +96,10 @@ class SecureNimbusTest : public ::testing::Test {
     // Carol and Dave are in groups (the fixed mapping; tests/security's
     // authorizer_test reads the system's groups too).
     so.authorizer.groups = security::GroupMapping::fixed({"carol: sales", "dave: auditors"});
+    // rstorm-ui may act for anyone, from this host only.
+    so.authorizer.daemon_users = {"ui"};
+    so.authorizer.impersonation.emplace(
+        security::Authorizer::parse_impersonation_rule("ui: users=*; hosts=127.0.0.1"));
     server_ = std::make_unique<NimbusServer>(*nimbus_, so, Logger::null());
     ASSERT_TRUE(server_->start());
     ASSERT_TRUE(nimbus_->start(server_->port(), server_->tls_port()));
@@ -116,6 +120,16 @@ class SecureNimbusTest : public ::testing::Test {
     o.seeds = {{"127.0.0.1", server_->tls_port()}};
     o.timeout = std::chrono::milliseconds(10000);
     o.tls = files_of(user);
+    return NimbusClient::connect(o);
+  }
+  // `user`'s certificate, making its calls for `principal`.
+  Result<std::unique_ptr<NimbusClient>> connect_acting(const std::string& user,
+                                                       const std::string& principal) {
+    NimbusClient::Options o;
+    o.seeds = {{"127.0.0.1", server_->tls_port()}};
+    o.timeout = std::chrono::milliseconds(10000);
+    o.tls = files_of(user);
+    o.act_as = principal;
     return NimbusClient::connect(o);
   }
   std::unique_ptr<NimbusClient> as(const std::string& user) {
@@ -320,6 +334,61 @@ TEST_F(SecureNimbusTest, BobMayNotTouchAlicesTopologyButAnAdminMay) {
   ASSERT_TRUE(code) << code.status().to_string();
   EXPECT_EQ(*code, "pretend this is an ELF library");
   EXPECT_TRUE(admin->kill_topology("wc", 0));
+}
+
+TEST_F(SecureNimbusTest, UiActsForTheUserItNamesWithThatUsersRightsOnly) {
+  const std::string id = submit_as_alice();
+  // rstorm-ui for bob: bob's rights, not rstorm-ui's (a daemon that may describe).
+  auto for_bob = connect_acting("ui", "bob");
+  ASSERT_TRUE(for_bob) << for_bob.status().to_string();
+  Status kill = (*for_bob)->kill_topology("wc", 0);
+  EXPECT_EQ(kill.code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(kill.message().find("user 'bob' may not kill topology 'wc' (owner 'alice')"),
+            std::string::npos)
+      << kill.message();
+  EXPECT_EQ((*for_bob)->topology_info("wc").code(), ErrorCode::kPermissionDenied);
+  EXPECT_TRUE((*for_bob)->cluster_info());
+  // What bob submits through it is bob's.
+  ASSERT_TRUE((*for_bob)->upload_blob("bob-code", "bob's library"));
+  auto bobs = (*for_bob)->submit_topology("bobs", structure(), {}, "bob-code");
+  ASSERT_TRUE(bobs) << bobs.status().to_string();
+  auto acl = nimbus_->topology_acl(*bobs);
+  ASSERT_TRUE(acl);
+  EXPECT_EQ(acl->owner, "bob");
+  // rstorm-ui for alice: alice's rights.
+  auto for_alice = connect_acting("ui", "alice");
+  ASSERT_TRUE(for_alice) << for_alice.status().to_string();
+  auto info = (*for_alice)->topology_info(id);
+  ASSERT_TRUE(info) << info.status().to_string();
+  EXPECT_TRUE(info->secret.empty());  // alice is no supervisor
+  EXPECT_TRUE((*for_alice)->kill_topology("wc", 0));
+}
+
+TEST_F(SecureNimbusTest, NoOneElseMayActForAnotherUser) {
+  submit_as_alice();
+  auto bob = connect_acting("bob", "alice");
+  ASSERT_FALSE(bob);
+  EXPECT_EQ(bob.code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(bob.status().message().find(
+                "user 'bob' may not act for user 'alice': no nimbus.impersonation.acl rule for "
+                "'bob'"),
+            std::string::npos)
+      << bob.status().message();
+  // Nor a client without a certificate, on the plaintext port.
+  NimbusClient::Options o;
+  o.seeds = {{"127.0.0.1", server_->port()}};
+  o.follow_leader = false;
+  o.act_as = "alice";
+  auto anonymous = NimbusClient::connect(o);
+  ASSERT_FALSE(anonymous);
+  EXPECT_NE(anonymous.status().message().find("an unauthenticated client may not act for user "
+                                              "'alice'"),
+            std::string::npos)
+      << anonymous.status().message();
+  // Acting as oneself needs no rule.
+  auto alice = connect_acting("alice", "alice");
+  ASSERT_TRUE(alice) << alice.status().to_string();
+  EXPECT_TRUE((*alice)->kill_topology("wc", 0));
 }
 
 TEST_F(SecureNimbusTest, TopologyUsersMayChangeItReadOnlyUsersMayOnlyDescribeIt) {

@@ -9,8 +9,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
-
 #include <set>
 
 #include "common/metrics/http_get.hpp"
@@ -346,6 +346,92 @@ TEST_F(UiClusterTest, ZActionsChangeTheTopologyAndCountsMatchMetrics) {
   ASSERT_EQ(r.status, 200) << r.text;
   EXPECT_EQ(r.body["topologyOperation"], "kill");
   ASSERT_TRUE(eventually([&] { return get("/api/v1/topology/wc").status == 404; }, 90s));
+}
+
+// `rstorm dev-cluster --secure`: rstorm-ui over HTTPS with client
+// certificates makes each request's calls for the certificate's user, so bob
+// sees and changes only what bob may, and alice can stop her topology from
+// the UI (nimbus.impersonation.acl lets `ui` act for anyone from 127.0.0.1).
+TEST(UiSecureClusterTest, ActsForTheUserOfTheBrowsersCertificate) {
+  auto zk = ZooKeeperServer::start();
+  ASSERT_TRUE(zk) << zk.status().to_string();
+  supervisor::DevClusterOptions o;
+  o.supervisors = 1;
+  o.racks = 1;
+  o.slots = 2;
+  o.zookeeper_connect = (*zk)->connect_string();
+  o.overrides = kFastConfig;
+  o.ui = true;
+  o.secure = true;
+  auto started = supervisor::DevCluster::start(o, Logger::to_stderr("ui-secure-test"));
+  ASSERT_TRUE(started) << started.status().to_string();
+  auto cluster = std::move(started).value();
+  auto submitted = run_cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--wait", "--config",
+                            cluster->client_config().string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  const std::string url = cluster->ui_url();
+  ASSERT_EQ(url.rfind("https://", 0), 0u) << url;
+  const int port = std::stoi(url.substr(url.rfind(':') + 1));
+  const auto as = [&](const std::string& user, const std::string& method,
+                      const std::string& target) {
+    metrics::HttpClientOptions client;
+    client.https = true;
+    client.ca_file = (cluster->tls_dir() / "ca.pem").string();
+    client.cert_file = (cluster->tls_dir() / (user + ".pem")).string();
+    client.key_file = (cluster->tls_dir() / (user + "-key.pem")).string();
+    client.timeout = 30s;
+    metrics::HttpRequestSpec spec;
+    spec.method = method;
+    spec.target = target;
+    if (method == "POST") spec.headers = {{"X-Requested-By", "ui-test"}};
+    auto r = metrics::http_request("127.0.0.1", port, spec, client);
+    Reply out;
+    if (!r) {
+      out.text = r.status().message();
+      return out;
+    }
+    out.status = r->status;
+    out.text = r->body;
+    out.body = json::parse(out.text, nullptr, false);
+    return out;
+  };
+
+  // Bob may list, not look into alice's topology, nor stop it.
+  Reply list = as("bob", "GET", "/api/v1/topology/summary");
+  EXPECT_EQ(list.status, 200) << list.text;
+  Reply look = as("bob", "GET", "/api/v1/topology/wc");
+  EXPECT_EQ(look.status, 403) << look.text;
+  EXPECT_NE(look.text.find("user 'bob' may not describe topology 'wc' (owner 'alice')"),
+            std::string::npos)
+      << look.text;
+  Reply kill = as("bob", "POST", "/api/v1/topology/wc/kill/0");
+  EXPECT_EQ(kill.status, 403) << kill.text;
+  EXPECT_NE(kill.text.find("user 'bob' may not kill topology 'wc' (owner 'alice')"),
+            std::string::npos)
+      << kill.text;
+
+  // Alice may do both.
+  Reply mine = as("alice", "GET", "/api/v1/topology/wc");
+  EXPECT_EQ(mine.status, 200) << mine.text;
+  Reply off = as("alice", "POST", "/api/v1/topology/wc/deactivate");
+  EXPECT_EQ(off.status, 200) << off.text;
+  EXPECT_TRUE(eventually(
+      [&] {
+        Reply t = as("alice", "GET", "/api/v1/topology/wc");
+        return t.status == 200 && t.body.value("status", "") == "INACTIVE";
+      },
+      60s));
+  Reply killed = as("alice", "POST", "/api/v1/topology/wc/kill/0");
+  EXPECT_EQ(killed.status, 200) << killed.text;
+  EXPECT_TRUE(
+      eventually([&] { return as("admin", "GET", "/api/v1/topology/wc").status == 404; }, 90s));
+
+  // Nimbus names who acted, and for whom.
+  std::ifstream log(cluster->nimbus(0).log);
+  const std::string nimbus_log((std::istreambuf_iterator<char>(log)), {});
+  EXPECT_NE(nimbus_log.find("acts for user 'alice'"), std::string::npos);
+  EXPECT_NE(nimbus_log.find("denied user 'bob' (through user 'ui'"), std::string::npos);
+  cluster->stop();
 }
 
 }  // namespace

@@ -143,6 +143,8 @@ std::vector<ConfigKeySpec> make_schema() {
        .description = "users who may submit and list (empty: every authenticated user)"},
       {.name = "nimbus.supervisor.users", .type = kStringList,
        .description = "users supervisors run as: heartbeats, reading topologies and code"},
+      {.name = "nimbus.impersonation.acl", .type = kStringList,
+       .description = "who may act for whom: [\"ui: users=*; hosts=127.0.0.1\"] (groups=g too)"},
       {.name = "nimbus.daemon.users", .type = kStringList,
        .description = "other rstorm daemons (standby nimbus, rstorm-ui): list, describe, download"},
       // Supervisor.
@@ -186,6 +188,8 @@ std::vector<ConfigKeySpec> make_schema() {
        .description = "PEM CA bundle client certificates must chain to"},
       {.name = "ui.https.need.client.auth", .type = kBool,
        .description = "rstorm-ui serve only clients with a certificate of ui.https.ca.path"},
+      {.name = "ui.impersonate.users", .type = kBool,
+       .description = "with client certificates, rstorm-ui calls nimbus for the signed-in user"},
       {.name = "logviewer.https.cert.path", .type = kString, .nullable = true,
        .description = "PEM certificate: the log viewers serve HTTPS only"},
       {.name = "logviewer.https.key.path", .type = kString, .nullable = true,
