@@ -14,6 +14,7 @@
 #include "scheduler/exact_search.hpp"
 #include "scheduler/layout.hpp"
 #include "scheduler/local_search.hpp"
+#include "scheduler/lower_bound.hpp"
 #include "scheduler/packing.hpp"
 #include "scheduler/placement_order.hpp"
 #include "scheduler/resource_aware_scheduler.hpp"
@@ -301,6 +302,19 @@ void run_exact(const SearchProblem& p, const TopologyRequest& request, std::uint
   }
 }
 
+// Without a proven optimum, the cheap lower bound (over every node, so only
+// when all of them were candidates); a placement that meets it is optimal.
+void bound_quality(const SearchProblem& p, const ClusterState& base, const Start& best,
+                   PlacementQuality& quality) {
+  if (quality.optimal || p.nodes() != base.node_count()) return;
+  // Among placements without CPU overcommit when this one has none (as the
+  // exact solver's optimum), else among all.
+  const auto bound = network_cost_lower_bound(p, best.layout.cpu_overcommit() <= 1e-9);
+  if (!bound) return;
+  quality.lower_bound = *bound;
+  quality.optimal = *bound == static_cast<std::uint64_t>(best.layout.cost());
+}
+
 // When no heuristic start fits a small topology, the exact solver settles
 // whether anything does (bounded: a refusal is paid again every nimbus round).
 void add_exact_start(const SearchProblem& p, std::uint32_t to_place, std::vector<Start>& starts) {
@@ -374,6 +388,7 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
   const std::size_t b = search_starts(starts, request.improve_max_evaluations, quality);
   Start& best = starts[b];
   run_exact(p, request, to_place, best, quality);
+  bound_quality(p, base, best, quality);
   return finish(state, base, request, greedy, best, quality);
 }
 

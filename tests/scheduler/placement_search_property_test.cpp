@@ -216,5 +216,33 @@ TEST(PlacementSearchPropertyTest, ExactSolverEqualsBruteForce) {
   EXPECT_GT(compared, 150);
 }
 
+// The cheap lower bound (no exact solver) never exceeds the optimum brute
+// force finds, and says "optimal" only of a placement at the optimum.
+TEST(PlacementSearchPropertyTest, LowerBoundNeverExceedsTheOptimum) {
+  int compared = 0, proven = 0;
+  for (std::uint64_t seed = 1; seed <= 500; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    const Cluster cluster = small_cluster(rng, 3, 2);
+    const TopologyRequest t = small_topology(rng, 5);
+    Brute brute{cluster, t, std::vector<std::uint32_t>(t.executors.size()), {}};
+    for (std::uint32_t n = 0; n < cluster.nodes.size(); ++n) {
+      for (int port : cluster.nodes[n].ports) brute.slots.emplace_back(n, port);
+    }
+    brute.enumerate(0);
+    const TopologyPlacement p = schedule_ok(cluster, {t}).topologies[0];
+    if (brute.best == std::numeric_limits<std::uint64_t>::max() || !p.scheduled) continue;
+    ASSERT_TRUE(p.quality.lower_bound);
+    EXPECT_LE(*p.quality.lower_bound, brute.best);
+    if (p.quality.optimal) {
+      EXPECT_EQ(p.network.weighted(), brute.best);
+      ++proven;
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 150);
+  EXPECT_GT(proven, 0);
+}
+
 }  // namespace
 }  // namespace rstorm::scheduler

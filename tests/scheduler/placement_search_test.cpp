@@ -88,6 +88,37 @@ TEST(PlacementSearchTest, FanInReachesTheOptimumAndBeatsRoundRobin) {
   EXPECT_EQ(p.quality.final_cost, p.network.weighted());
 }
 
+// Without the exact solver, the cheap lower bound still proves these optimal:
+// two executors of 500 MB on-heap cannot share a 768 MB heap (its acker takes
+// 128 MB) but share a node, so 1 is the least; three small ones share a worker.
+TEST(PlacementSearchTest, TheCheapLowerBoundProvesPlacementsOptimalWhereItMeetsThem) {
+  Cluster cluster = make_cluster({2}, 2048);
+  TopologyRequest big =
+      make_topology("big", {spout("a", 1, 10, 500), bolt("b", 1, 10, 500)}, {{"a", "b"}});
+  const TopologyPlacement p = schedule_ok(cluster, {big}).topologies[0];
+  ASSERT_TRUE(p.scheduled) << p.reason;
+  ASSERT_TRUE(p.quality.lower_bound);
+  EXPECT_EQ(*p.quality.lower_bound, 1u);
+  EXPECT_EQ(p.network.weighted(), 1u);
+  EXPECT_TRUE(p.quality.optimal);
+  TopologyRequest small =
+      make_topology("small", {spout("a", 1), bolt("b", 1), bolt("c", 1)}, {{"a", "b"}, {"b", "c"}});
+  const TopologyPlacement q = schedule_ok(cluster, {small}).topologies[0];
+  ASSERT_TRUE(q.scheduled && q.quality.lower_bound);
+  EXPECT_EQ(*q.quality.lower_bound, 0u);
+  EXPECT_TRUE(q.quality.optimal);
+  // Fan-in over two racks of 1024 MB nodes (below): the bound is below the optimum 14.
+  Cluster racks = make_cluster({2, 2}, 1024, 400, 2);
+  TopologyRequest fan_in = make_topology("fan-in",
+                                         {spout("s1", 2, 10, 192), spout("s2", 2, 10, 192),
+                                          spout("s3", 2, 10, 192), bolt("agg", 2, 10, 192)},
+                                         {{"s1", "agg"}, {"s2", "agg"}, {"s3", "agg"}});
+  const TopologyPlacement f = schedule_ok(racks, {fan_in}).topologies[0];
+  ASSERT_TRUE(f.scheduled && f.quality.lower_bound);
+  EXPECT_LE(*f.quality.lower_bound, 14u);
+  EXPECT_GT(*f.quality.lower_bound, 0u);
+}
+
 // R-Storm starts in the rack with the most free in total (three 2048 MB
 // nodes) though one 4096 MB node in the other rack holds the whole topology.
 TEST(PlacementSearchTest, OneBigNodeThatHoldsEverythingBeatsTheRackWithMostFree) {

@@ -75,7 +75,7 @@ TEST_F(ScheduleCommandTest, PrintsPlacementByRackNodeAndWorkerWithNetworkCost) {
   EXPECT_NE(r.out.find("  network: 64 communicating pairs: 18 same worker, 26 same node, 20 "
                        "same rack, 0 cross rack (weighted cost 66)\n  quality: greedy cost 77, "
                        "final cost 66 (from: first-fit decreasing, 6 moves in 5000 "
-                       "evaluations)\n"),
+                       "evaluations), lower bound 28\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("cluster: 12 nodes in 2 racks\n"), std::string::npos);
