@@ -1,6 +1,7 @@
 #include "scheduler/assignment_builder.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "scheduler/network_cost.hpp"
 
@@ -11,7 +12,8 @@ AssignmentBuilder::AssignmentBuilder(ClusterState& state, const TopologyRequest&
       request_(request),
       executors_(request.executors),
       request_executors_(static_cast<std::uint32_t>(request.executors.size())),
-      by_node_(state.node_count()) {
+      by_node_(state.node_count()),
+      least_heap_(state.node_count(), INFINITY) {
   for (int i = 0; i < request.acker_executors.value_or(0); ++i) {
     ExecutorRequest acker;
     acker.component = kAckerComponent;
@@ -59,6 +61,7 @@ std::uint32_t AssignmentBuilder::open_worker(std::uint32_t node, int port) {
   workers_.push_back(std::move(worker));
   const auto w = static_cast<std::uint32_t>(workers_.size() - 1);
   by_node_[node].push_back(w);
+  least_heap_[node] = std::min(least_heap_[node], workers_[w].heap_mb);
   return w;
 }
 
@@ -66,6 +69,10 @@ void AssignmentBuilder::add(std::uint32_t executor, std::uint32_t w) {
   const ExecutorRequest& e = executors_[executor];
   Worker& worker = workers_[w];
   worker.heap_mb += e.onheap_mb;
+  double least = INFINITY;
+  for (std::uint32_t other : by_node_[worker.node])
+    least = std::min(least, workers_[other].heap_mb);
+  least_heap_[worker.node] = least;
   worker.offheap_mb += e.offheap_mb;
   worker.cpu += e.cpu;
   if (executor < request_executors_) {

@@ -48,6 +48,9 @@ class AssignmentBuilder {
   void add(std::uint32_t executor, std::uint32_t worker);
 
   const std::vector<std::uint32_t>& workers_on(std::uint32_t node) const { return by_node_[node]; }
+  // The least heap of the topology's workers on `node` (infinity without
+  // any): no worker there has room for more than max heap minus this.
+  double least_worker_heap(std::uint32_t node) const { return least_heap_[node]; }
   const Worker& worker(std::uint32_t w) const { return workers_[w]; }
   std::uint32_t worker_count() const { return static_cast<std::uint32_t>(workers_.size()); }
   std::uint32_t worker_of(std::uint32_t executor) const { return worker_of_[executor]; }
@@ -61,6 +64,7 @@ class AssignmentBuilder {
   std::uint32_t request_executors_ = 0;
   std::vector<Worker> workers_;
   std::vector<std::vector<std::uint32_t>> by_node_;
+  std::vector<double> least_heap_;  // per node, see least_worker_heap()
   std::vector<std::uint32_t> worker_of_;
 };
 

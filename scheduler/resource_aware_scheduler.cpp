@@ -136,14 +136,19 @@ void Placer::unindex(std::uint32_t n) {
 
 std::optional<Fit> Placer::fit(std::uint32_t n, const ExecutorRequest& e, bool require_cpu) const {
   const NodeState& node = state_.node(n);
+  // What every way in needs at least, before looking at the workers.
+  if (node.free_memory_mb + kEpsilon < e.memory_mb()) return std::nullopt;
+  if (require_cpu && node.free_cpu + kEpsilon < e.cpu) return std::nullopt;
   for (const auto& [name, amount] : e.generic) {
     if (generic_free(node, name) + kEpsilon < amount) return std::nullopt;
   }
   Fit f;
-  for (std::uint32_t w : builder_.workers_on(n)) {
-    if (builder_.worker(w).heap_mb + e.onheap_mb <= request_.worker_max_heap_mb + kEpsilon) {
-      f.worker = w;
-      break;
+  if (builder_.least_worker_heap(n) + e.onheap_mb <= request_.worker_max_heap_mb + kEpsilon) {
+    for (std::uint32_t w : builder_.workers_on(n)) {
+      if (builder_.worker(w).heap_mb + e.onheap_mb <= request_.worker_max_heap_mb + kEpsilon) {
+        f.worker = w;
+        break;
+      }
     }
   }
   f.memory_mb = e.memory_mb();
