@@ -189,8 +189,15 @@ Candidate Placer::search(const ExecutorRequest& e, std::uint32_t ref_node, std::
     }
     return best;
   }
-  // The reference rack, node by node (racks are small).
+  // The reference rack, node by node (racks are small), passing over nodes
+  // that cannot take it from what the index keeps in one array: those with
+  // neither a free slot nor a worker of the topology, or short of memory or
+  // CPU (what fit() would find, without reading the node).
   for (std::uint32_t n : state_.rack_nodes(ref_rack)) {
+    if (!indexed_[n] || key_of_[n].first + kEpsilon < e.memory_mb() ||
+        (require_cpu && key_of_[n].second + kEpsilon < e.cpu)) {
+      continue;
+    }
     consider(n, n == ref_node ? kNetSameNode : kNetSameRack, e, require_cpu, best);
   }
   // Every other rack (network term 2), walked by free memory upwards.
