@@ -26,6 +26,18 @@ struct Capacity {
   double cpu;
 };
 
+// What each unit of a level (node or rack) has free, by dimension.
+struct Units {
+  std::vector<double> memory, onheap, cpu;
+  // The largest of each dimension (not necessarily one unit's).
+  Capacity largest() const {
+    const auto most = [](const std::vector<double>& v) {
+      return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+    };
+    return {most(memory), most(onheap), most(cpu)};
+  }
+};
+
 // The most pair weight executor group `self` can have with partners inside
 // one unit of capacity `cap`, over `size` (memory or on-heap): a fractional
 // knapsack, an upper bound of any real packing.
@@ -133,26 +145,21 @@ std::optional<std::uint64_t> network_cost_lower_bound(const SearchProblem& p, bo
     if (fresh) groups.push_back({p.component[e], p.memory[e], p.onheap[e], p.cpu[e], 0});
     ++groups[it->second].count;
   }
-  // The largest unit of each level.
+  // What each node and each rack has free (heap: in its free slots).
   const double worker_heap = std::max(0.0, p.max_heap_mb - p.acker_memory_mb);
-  Capacity node{0, 0, 0};
-  std::vector<Capacity> racks(p.racks, Capacity{0, 0, 0});
+  Units nodes, racks;
+  racks.memory.assign(p.racks, 0), racks.onheap.assign(p.racks, 0), racks.cpu.assign(p.racks, 0);
   for (std::uint32_t n = 0; n < p.nodes(); ++n) {
     const double heap = std::min(p.worker_count[n] * worker_heap, p.free_memory[n]);
     const double cpu = std::max(0.0, p.free_cpu[n]);
-    node.memory = std::max(node.memory, p.free_memory[n]);
-    node.onheap = std::max(node.onheap, heap);
-    node.cpu = std::max(node.cpu, cpu);
-    racks[p.rack[n]].memory += p.free_memory[n];
-    racks[p.rack[n]].onheap += heap;
-    racks[p.rack[n]].cpu += cpu;
+    nodes.memory.push_back(p.free_memory[n]);
+    nodes.onheap.push_back(heap);
+    nodes.cpu.push_back(cpu);
+    racks.memory[p.rack[n]] += p.free_memory[n];
+    racks.onheap[p.rack[n]] += heap;
+    racks.cpu[p.rack[n]] += cpu;
   }
-  Capacity rack{0, 0, 0};
-  for (const Capacity& r : racks) {
-    rack.memory = std::max(rack.memory, r.memory);
-    rack.onheap = std::max(rack.onheap, r.onheap);
-    rack.cpu = std::max(rack.cpu, r.cpu);
-  }
+  const Capacity node = nodes.largest(), rack = racks.largest();
   // The most pair weight of group g inside one unit of capacity `cap`: the
   // least of what each of its dimensions lets in.
   const auto inside = [&](std::size_t g, const Capacity& cap) {
@@ -202,27 +209,14 @@ std::optional<std::uint64_t> network_cost_lower_bound(const SearchProblem& p, bo
     memory += p.memory[e], onheap += p.onheap[e], cpu += p.cpu[e];
   }
   if (linked.size() >= 2 && linked.size() <= kCutMaxExecutors) {
-    std::vector<double> node_memory, node_heap, node_cpu;
-    std::vector<double> rack_memory(p.racks, 0), rack_heap(p.racks, 0), rack_cpu(p.racks, 0);
-    for (std::uint32_t n = 0; n < p.nodes(); ++n) {
-      const double heap = std::min(p.worker_count[n] * worker_heap, p.free_memory[n]);
-      const double free_cpu = std::max(0.0, p.free_cpu[n]);
-      node_memory.push_back(p.free_memory[n]);
-      node_heap.push_back(heap);
-      node_cpu.push_back(free_cpu);
-      rack_memory[p.rack[n]] += p.free_memory[n];
-      rack_heap[p.rack[n]] += heap;
-      rack_cpu[p.rack[n]] += free_cpu;
-    }
-    const auto units = [&](const std::vector<double>& by_memory, const std::vector<double>& by_heap,
-                           const std::vector<double>& by_cpu) {
-      std::size_t k = std::max(fewest_units(by_memory, memory), fewest_units(by_heap, onheap));
-      if (within_cpu) k = std::max(k, fewest_units(by_cpu, cpu));
+    const auto units = [&](const Units& u) {
+      std::size_t k = std::max(fewest_units(u.memory, memory), fewest_units(u.onheap, onheap));
+      if (within_cpu) k = std::max(k, fewest_units(u.cpu, cpu));
       return k;
     };
     const std::size_t need[3] = {
         worker_heap > 0 ? static_cast<std::size_t>(std::ceil(onheap / worker_heap - 1e-9)) : 1,
-        units(node_memory, node_heap, node_cpu), units(rack_memory, rack_heap, rack_cpu)};
+        units(nodes), units(racks)};
     if (need[0] >= 2 || need[1] >= 2 || need[2] >= 2) {
       std::vector<std::vector<double>> graph(linked.size(), std::vector<double>(linked.size(), 0));
       for (std::size_t i = 0; i < linked.size(); ++i) {

@@ -13,6 +13,14 @@ auto NimbusBackend::with_client(F&& call) -> decltype(call(std::declval<nimbus::
     std::lock_guard lock(mutex_);
     if (!client_) {
       auto connected = nimbus::NimbusClient::connect(options_);
+      if (!connected && options_.act_as && connected.code() == ErrorCode::kPermissionDenied) {
+        // Nimbus refused to let rstorm-ui act for this user (actAs).
+        return Status(ErrorCode::kPermissionDenied,
+                      connected.status().message() +
+                          " (rstorm-ui makes its calls for the user of your certificate: nimbus's "
+                          "nimbus.impersonation.acl must let rstorm-ui's own user do so, e.g. "
+                          "\"ui: users=*; hosts=<rstorm-ui's address>\")");
+      }
       if (!connected) return connected.status();
       client_ = std::shared_ptr<nimbus::NimbusClient>(std::move(connected).value());
     }

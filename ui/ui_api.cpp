@@ -63,14 +63,6 @@ int http_status_of(const Status& s) {
 // `acting`: the call was made for the browser's user (UiOptions::act_for_users).
 HttpResponse error_of(const Status& s, bool acting) {
   if (s.code() == ErrorCode::kPermissionDenied) {
-    if (s.message().find("may not act for user") != std::string::npos) {
-      // rstorm-ui acts for the browser's user, and nimbus does not let it.
-      return HttpResponse::json_error(
-          403, s.message() +
-                   " (rstorm-ui makes its calls for the user of your certificate: nimbus's "
-                   "nimbus.impersonation.acl must let rstorm-ui's own user do so, e.g. \"ui: "
-                   "users=*; hosts=<rstorm-ui's address>\")");
-    }
     if (!acting) {
       // Without impersonation nimbus sees rstorm-ui as the user of its own
       // certificate, so say who was refused and what works.

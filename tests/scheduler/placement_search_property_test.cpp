@@ -192,6 +192,17 @@ struct Brute {
   }
 };
 
+// The least cost of any placement that meets every limit (CPU included), by
+// trying every executor -> slot; max() when none does.
+std::uint64_t brute_force_optimum(const Cluster& cluster, const TopologyRequest& t) {
+  Brute brute{cluster, t, std::vector<std::uint32_t>(t.executors.size()), {}};
+  for (std::uint32_t n = 0; n < cluster.nodes.size(); ++n) {
+    for (int port : cluster.nodes[n].ports) brute.slots.emplace_back(n, port);
+  }
+  brute.enumerate(0);
+  return brute.best;
+}
+
 TEST(PlacementSearchPropertyTest, ExactSolverEqualsBruteForce) {
   int compared = 0;
   for (std::uint64_t seed = 1; seed <= 500; ++seed) {
@@ -200,17 +211,13 @@ TEST(PlacementSearchPropertyTest, ExactSolverEqualsBruteForce) {
     const Cluster cluster = small_cluster(rng, 3, 2);
     TopologyRequest t = small_topology(rng, 5);
     t.exact_max_executors = 16;
-    Brute brute{cluster, t, std::vector<std::uint32_t>(t.executors.size()), {}};
-    for (std::uint32_t n = 0; n < cluster.nodes.size(); ++n) {
-      for (int port : cluster.nodes[n].ports) brute.slots.emplace_back(n, port);
-    }
-    brute.enumerate(0);
+    const std::uint64_t best = brute_force_optimum(cluster, t);
     const TopologyPlacement p = schedule_ok(cluster, {t}).topologies[0];
-    if (brute.best == std::numeric_limits<std::uint64_t>::max()) continue;  // CPU or nothing fits
+    if (best == std::numeric_limits<std::uint64_t>::max()) continue;  // CPU or nothing fits
     ASSERT_TRUE(p.scheduled) << p.reason;
     ASSERT_TRUE(p.quality.optimal);
-    EXPECT_EQ(*p.quality.lower_bound, brute.best);
-    EXPECT_EQ(p.network.weighted(), brute.best);
+    EXPECT_EQ(*p.quality.lower_bound, best);
+    EXPECT_EQ(p.network.weighted(), best);
     ++compared;
   }
   EXPECT_GT(compared, 150);
@@ -225,17 +232,13 @@ TEST(PlacementSearchPropertyTest, LowerBoundNeverExceedsTheOptimum) {
     std::mt19937_64 rng(seed);
     const Cluster cluster = small_cluster(rng, 3, 2);
     const TopologyRequest t = small_topology(rng, 5);
-    Brute brute{cluster, t, std::vector<std::uint32_t>(t.executors.size()), {}};
-    for (std::uint32_t n = 0; n < cluster.nodes.size(); ++n) {
-      for (int port : cluster.nodes[n].ports) brute.slots.emplace_back(n, port);
-    }
-    brute.enumerate(0);
+    const std::uint64_t best = brute_force_optimum(cluster, t);
     const TopologyPlacement p = schedule_ok(cluster, {t}).topologies[0];
-    if (brute.best == std::numeric_limits<std::uint64_t>::max() || !p.scheduled) continue;
+    if (best == std::numeric_limits<std::uint64_t>::max() || !p.scheduled) continue;
     ASSERT_TRUE(p.quality.lower_bound);
-    EXPECT_LE(*p.quality.lower_bound, brute.best);
+    EXPECT_LE(*p.quality.lower_bound, best);
     if (p.quality.optimal) {
-      EXPECT_EQ(p.network.weighted(), brute.best);
+      EXPECT_EQ(p.network.weighted(), best);
       ++proven;
     }
     ++compared;
