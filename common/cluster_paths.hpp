@@ -8,6 +8,8 @@
 //   <root>/workerbeats/<topology-id>/<supervisor-id>-<port>   worker heartbeats
 //   <root>/errors/<topology-id>             recent component errors
 //   <root>/backpressure/<topology-id>       throttled tasks per worker
+//   <root>/worker-token-keys/<version>      nimbus's keys for worker tokens
+//                                           (nimbus/worker_tokens.hpp)
 //
 // Values are Thrift-encoded (common/thrift/). Immutable; thread-safe.
 #pragma once

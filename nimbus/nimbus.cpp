@@ -37,6 +37,7 @@ NimbusOptions NimbusOptions::from_config(const Config& config) {
       static_cast<int>(config.get_int(keys::kTopologyMessageTimeoutSecs, o.default_kill_wait_secs));
   o.chunk_bytes = static_cast<std::size_t>(
       config.get_int("storm.blobstore.chunk.size.bytes", static_cast<std::int64_t>(o.chunk_bytes)));
+  o.worker_token_life = nimbus::worker_token_life(config);
   return o;
 }
 
@@ -70,7 +71,8 @@ Nimbus::Nimbus(CoordinationStore& store, BlobStore& blobs, NimbusOptions options
       options_(with_clock(std::move(options))),
       paths_(options_.root),
       logger_(std::move(logger)),
-      start_ms_(options_.now_ms()) {}
+      start_ms_(options_.now_ms()),
+      worker_tokens_(store_, paths_, options_.worker_token_life, logger_) {}
 
 Nimbus::~Nimbus() { stop(); }
 
@@ -350,8 +352,9 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
 namespace {
 
 security::TopologyAcl acl_of(const thrift::TopologyRecord& record) {
-  return security::TopologyAcl{record.name,           record.owner,  record.users,
-                               record.readonly_users, record.groups, record.readonly_groups};
+  return security::TopologyAcl{
+      record.name,   record.owner,           record.users, record.readonly_users,
+      record.groups, record.readonly_groups, record.id};
 }
 
 }  // namespace
@@ -360,6 +363,23 @@ Result<security::TopologyAcl> Nimbus::topology_acl(const std::string& id_or_name
   auto found = find_record(id_or_name);
   if (!found) return found.status();
   return acl_of(found->first);
+}
+
+Result<thrift::WorkerToken> Nimbus::worker_token(const std::string& id_or_name) {
+  auto found = find_record(id_or_name);
+  if (!found) return found.status();
+  return worker_tokens_.issue(found->first.id, found->first.owner, now());
+}
+
+Result<thrift::WorkerTokenInfo> Nimbus::verify_worker_token(const thrift::WorkerToken& token) {
+  auto info = worker_tokens_.verify(token, now());
+  if (!info) return info;
+  auto found = find_record(info->topology_id);
+  if (!found) {
+    return Status(ErrorCode::kPermissionDenied, "worker token for topology '" + info->topology_id +
+                                                    "', which is not running any more");
+  }
+  return info;
 }
 
 std::optional<security::TopologyAcl> Nimbus::blob_acl(const std::string& blob_key) {

@@ -39,6 +39,7 @@
 #include "common/security/authorizer.hpp"
 #include "common/security/tls.hpp"
 #include "common/status.hpp"
+#include "nimbus/worker_tokens.hpp"
 #include "rstorm/config.hpp"
 #include "rstorm_thrift/rstorm_types.h"
 #include "scheduler/placement.hpp"
@@ -73,6 +74,8 @@ struct NimbusOptions {
   // A standby's certificate for reading code from the leader's TLS port
   // (nimbus.thrift.tls.client.* with nimbus.thrift.client.use.tls). Default none.
   std::optional<security::TlsFiles> client_tls;
+  // Life of a worker token. Default 24 h (storm.worker.token.life.time.hours).
+  std::chrono::milliseconds worker_token_life{std::chrono::hours(24)};
   // Milliseconds since the epoch. Default: the system clock. Tests may inject one.
   std::function<std::int64_t()> now_ms;
 
@@ -117,6 +120,12 @@ class Nimbus {
   Result<thrift::DownloadHandle> begin_download(const std::string& blob_key);
   Result<std::string> download_chunk(const std::string& session);
   Status supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat);
+  // A fresh worker token for the workers of a running topology (by id or
+  // name); kNotFound naming it. See worker_tokens.hpp.
+  Result<thrift::WorkerToken> worker_token(const std::string& id_or_name);
+  // The info of a genuine, unexpired token of a topology that still exists;
+  // kPermissionDenied saying why not.
+  Result<thrift::WorkerTokenInfo> verify_worker_token(const thrift::WorkerToken& token);
 
   // ---- what the authorizer needs
   // The ACL of a running topology (by id or name); kNotFound otherwise.
@@ -218,6 +227,7 @@ class Nimbus {
   const ClusterPaths paths_;
   const Logger logger_;
   const std::int64_t start_ms_;
+  WorkerTokenKeys worker_tokens_;
 
   std::unique_ptr<LeaderElection> election_;
   std::uint64_t session_listener_ = 0;

@@ -77,6 +77,7 @@ Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
     auto protocol = std::make_shared<TBinaryProtocol>(connection->transport);
     connection->client = std::make_unique<thrift::NimbusClient>(protocol);
     connection->transport->open();
+    if (options.worker_token) connection->client->authenticateWorker(*options.worker_token);
     if (options.act_as) connection->client->actAs(*options.act_as);
   } catch (const thrift::AuthorizationException& e) {
     return Status(ErrorCode::kPermissionDenied, "nimbus at " + address.to_string() + ": " + e.msg);
@@ -131,6 +132,33 @@ NimbusClient::Options NimbusClient::options_from_config(const Config& config) {
     options.seeds.push_back(*seed);
   }
   if (options.seeds.empty()) options.seeds.push_back({"127.0.0.1", port});
+  return options;
+}
+
+NimbusClient::Options NimbusClient::worker_options_from_config(const Config& config,
+                                                               thrift::WorkerToken token) {
+  if (!config.get_bool("nimbus.thrift.client.use.tls", false)) {
+    Options options = options_from_config(config);
+    options.worker_token = std::move(token);
+    return options;
+  }
+  const std::string ca = config.get_string("nimbus.thrift.tls.client.ca.path", "");
+  if (ca.empty()) {
+    throw ConfigError(
+        "nimbus.thrift.client.use.tls is true but nimbus.thrift.tls.client.ca.path is not set "
+        "(the CA bundle a worker checks nimbus's certificate against)");
+  }
+  Options options;
+  options.seeds.clear();
+  const int port = static_cast<int>(config.get_int("nimbus.thrift.tls.port", 6067));
+  for (const std::string& entry : config.get_string_list(keys::kNimbusSeeds)) {
+    auto seed = parse_nimbus_seed(entry, port);
+    if (!seed) throw ConfigError(seed.status().message());
+    options.seeds.push_back(*seed);
+  }
+  if (options.seeds.empty()) options.seeds.push_back({"127.0.0.1", port});
+  options.tls = security::TlsFiles{"", "", ca};
+  options.worker_token = std::move(token);
   return options;
 }
 

@@ -61,12 +61,20 @@ class NimbusClient {
     // nimbus.impersonation.acl lets this client's own user (e.g. rstorm-ui)
     // act for that user. Unset: calls are made as the certificate's user.
     std::optional<std::string> act_as;
+    // A topology's worker token, presented on each connection
+    // (authenticateWorker) by a worker, which has no certificate of its own:
+    // `tls` then holds only the CA. See nimbus/worker_tokens.hpp.
+    std::optional<thrift::WorkerToken> worker_token;
   };
   // Seeds from nimbus.seeds: each entry "host" (port nimbus.thrift.port, or
   // nimbus.thrift.tls.port with nimbus.thrift.client.use.tls) or "host:port";
   // the client certificate from nimbus.thrift.tls.client.*. Throws ConfigError
   // on a wrong type, a malformed entry or TLS asked for without its files.
   static Options options_from_config(const Config& config);
+  // What a worker of the cluster `config` describes uses: the same seeds,
+  // on the TLS port with only nimbus.thrift.tls.client.ca.path when
+  // nimbus.thrift.client.use.tls is set, and `token`.
+  static Options worker_options_from_config(const Config& config, thrift::WorkerToken token);
 
   // kUnavailable: "cannot reach nimbus at 127.0.0.1:6627 (...): is rstorm-nimbus
   // running? see `rstorm dev-cluster`". kPermissionDenied when nimbus refuses

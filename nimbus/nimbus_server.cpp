@@ -128,10 +128,13 @@ class Handler final : public thrift::NimbusIf {
   void getTopologyInfo(thrift::TopologyInfo& out, const std::string& id) override {
     allow_on(Operation::kDescribe, id);
     out = unwrap(n_.topology_info(id), n_);
-    // The data-plane secret goes only to supervisors (and admins) over TLS.
-    if (!authorizer_->may_read_secrets(user())) {
+    // The data-plane secret and a worker token go only to supervisors (and
+    // admins) over TLS.
+    if (worker_ || !authorizer_->may_read_secrets(user())) {
       out.secret.clear();
       out.__isset.secret = false;
+    } else if (tls_) {
+      out.__set_worker_token(unwrap(n_.worker_token(out.summary.id), n_));
     }
   }
   void getPlacement(thrift::TopologyPlacement& out, const std::string& id) override {
@@ -163,7 +166,8 @@ class Handler final : public thrift::NimbusIf {
     out = unwrap(n_.finish_upload(session, size, sha256), n_);
   }
   void beginFileDownload(thrift::DownloadHandle& out, const std::string& blob_key) override {
-    const auto acl = authorizer_->enabled() ? n_.blob_acl(blob_key) : std::nullopt;
+    gate();
+    const auto acl = authorizer_->enabled() || worker_ ? n_.blob_acl(blob_key) : std::nullopt;
     allow(Operation::kDownload, acl ? &*acl : nullptr, "blob '" + blob_key + "'");
     out = unwrap(n_.begin_download(blob_key), n_);
     own(out.session);
@@ -173,7 +177,8 @@ class Handler final : public thrift::NimbusIf {
     out = unwrap(n_.download_chunk(session), n_);
   }
   void actAs(const std::string& principal) override {
-    own_user();
+    gate();
+    if (worker_) deny("a worker may not act for another user");
     if (principal.empty()) {
       if (acting_for_) logger_.info("{} acts as itself again", who());
       acting_for_.reset();
@@ -191,6 +196,19 @@ class Handler final : public thrift::NimbusIf {
     logger_.info("{} acts for user '{}'{} from now on", who_self(), target,
                  principal != target ? " (principal '" + principal + "')" : std::string());
   }
+  void authenticateWorker(const thrift::WorkerToken& token) override {
+    own_user();
+    if (!tls_) {
+      deny(
+          "worker tokens are accepted on nimbus's TLS port only (nimbus.thrift.tls.port): "
+          "on this port the token would travel in the clear");
+    }
+    auto info = n_.verify_worker_token(token);
+    if (!info) deny(info.status().message());
+    worker_ = std::move(info).value();
+    logger_.info("{} authenticated with a worker token (key version {})", who(),
+                 worker_->key_version);
+  }
   void getLeader(thrift::NimbusSummary& out) override { out = unwrap(n_.leader(), n_); }
   void supervisorHeartbeat(const thrift::SupervisorHeartbeat& heartbeat) override {
     allow(Operation::kSupervisorHeartbeat, nullptr, "supervisor " + heartbeat.info.id);
@@ -204,13 +222,42 @@ class Handler final : public thrift::NimbusIf {
     own_user();
     return acting_for_ ? *acting_for_ : *user_;
   }
-  // The connection's own local user; empty on a plaintext connection. Known
-  // once the TLS handshake is done, which precedes the first call.
+  // The connection's own local user; empty on a plaintext connection or a
+  // TLS one without a certificate. Known once the TLS handshake is done,
+  // which precedes the first call.
   void own_user() {
     if (!user_) {
-      principal_ = security::peer_principal(transport_).value_or("");
+      const auto principal = security::peer_principal(transport_);
+      tls_ = principal.has_value();
+      principal_ = principal.value_or("");
       user_ = principal_.empty() ? std::string() : principals_.to_local(principal_);
     }
+  }
+  // A TLS connection without a certificate is served only after a worker
+  // token (and getLeader, which every client asks first).
+  void gate() {
+    own_user();
+    if (tls_ && principal_.empty() && !worker_) {
+      deny(
+          "no client certificate: nimbus's TLS port serves clients with a certificate signed "
+          "by its CA (nimbus.thrift.tls.client.cert.path), and workers with their topology's "
+          "worker token");
+    }
+  }
+  // A worker may describe its own topology and download its code, nothing else.
+  void allow_worker(Operation op, const security::TopologyAcl* topology,
+                    const std::string& target) {
+    if ((op == Operation::kDescribe || op == Operation::kDownload) && topology != nullptr &&
+        topology->id == worker_->topology_id) {
+      return;
+    }
+    std::string what(security::operation_name(op));
+    if (topology != nullptr) {
+      what += " topology '" + topology->name + "'";
+    } else if (!target.empty()) {
+      what += " " + target;
+    }
+    deny("a worker of topology '" + worker_->topology_id + "' may not " + what);
   }
   std::string peer_address() const {
     auto socket = std::dynamic_pointer_cast<apache::thrift::transport::TSocket>(transport_);
@@ -225,6 +272,10 @@ class Handler final : public thrift::NimbusIf {
   std::string who_self() {
     own_user();
     const std::string& u = *user_;
+    if (worker_) {
+      return "worker of topology '" + worker_->topology_id + "' (user '" + worker_->user +
+             "') at " + peer();
+    }
     if (u.empty()) return "unauthenticated client at " + peer();
     return "user '" + u + "'" + (principal_ != u ? " (principal '" + principal_ + "')" : "") +
            " at " + peer();
@@ -242,6 +293,8 @@ class Handler final : public thrift::NimbusIf {
     throw e;
   }
   void allow(Operation op, const security::TopologyAcl* topology, const std::string& target) {
+    gate();
+    if (worker_) return allow_worker(op, topology, target);
     if (!authorizer_->enabled()) return;
     Status s = authorizer_->check(user(), op, topology);
     if (s) return;
@@ -253,7 +306,8 @@ class Handler final : public thrift::NimbusIf {
   // A per-topology operation: the topology's ACL, then the check. An unknown
   // topology is answered as such (after the caller proves it may list).
   void allow_on(Operation op, const std::string& id_or_name) {
-    if (!authorizer_->enabled()) return;
+    gate();
+    if (!authorizer_->enabled() && !worker_) return;
     auto acl = n_.topology_acl(id_or_name);
     if (!acl) {
       allow(Operation::kList, nullptr, "");
@@ -262,10 +316,11 @@ class Handler final : public thrift::NimbusIf {
     allow(op, &*acl, "");
   }
   void own(const std::string& session) {
-    if (authorizer_->enabled()) sessions_.insert(session);
+    if (authorizer_->enabled() || worker_) sessions_.insert(session);
   }
   void require_own(const std::string& session) {
-    if (authorizer_->enabled() && !sessions_.contains(session)) {
+    gate();
+    if ((authorizer_->enabled() || worker_) && !sessions_.contains(session)) {
       deny("session '" + session + "' was not opened on this connection");
     }
   }
@@ -278,6 +333,8 @@ class Handler final : public thrift::NimbusIf {
   std::optional<std::string> user_;  // the connection's own
   std::string principal_;
   std::optional<std::string> acting_for_;  // set by actAs
+  bool tls_ = false;                       // known with user_
+  std::optional<thrift::WorkerTokenInfo> worker_;  // set by authenticateWorker
   std::set<std::string> sessions_;
 };
 
@@ -412,7 +469,9 @@ Status NimbusServer::listen(Listener& listener, bool tls) {
   const int port = tls ? options_.tls_port : options_.port;
   std::shared_ptr<transport::TServerSocket> socket;
   if (tls) {
-    auto factory = security::server_socket_factory(*options_.tls);
+    // Workers present a worker token instead of a certificate (the handler
+    // refuses everything else to a client without one).
+    auto factory = security::server_socket_factory(*options_.tls, false);
     if (!factory) return factory.status();
     socket = std::make_shared<transport::TSSLServerSocket>(options_.host, port, *factory);
   } else {

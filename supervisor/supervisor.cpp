@@ -264,6 +264,16 @@ void Supervisor::round() {
   std::map<std::string, bool> active;
   auto desired = read_desired(&active);
   reconcile(desired, active);
+  {
+    std::vector<std::pair<std::string, int>> workers;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [port, slot] : slots_) workers.emplace_back(slot.record.topology_id, port);
+    }
+    launcher_.renew_worker_tokens(workers, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count());
+  }
   if (Clock::now() >= next_heartbeat_) {
     send_heartbeat();
     next_heartbeat_ = Clock::now() + options_.heartbeat_frequency;

@@ -114,7 +114,51 @@ Status WorkerLauncher::write_status(const std::string& topology_id, int port, bo
 }
 
 Status WorkerLauncher::update_spec(const wp::WorkerSpec& spec) {
+  if (Status s = write_worker_token(spec.topology_id, spec.port); !s) return s;
   return wp::write_file_atomically(spec.spec_file(), wp::spec_to_json(spec));
+}
+
+Status WorkerLauncher::write_worker_token(const std::string& topology_id, int port) {
+  const auto path = worker_dir(topology_id, port) / wp::kWorkerTokenFile;
+  auto it = topology_info_.find(topology_id);
+  if (it == topology_info_.end() || !it->second.__isset.worker_token) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    return Status::ok();
+  }
+  return wp::write_file_atomically(path, encode_thrift(it->second.worker_token));
+}
+
+void WorkerLauncher::renew_worker_tokens(const std::vector<std::pair<std::string, int>>& workers,
+                                         std::int64_t now_ms) {
+  std::map<std::string, std::vector<int>> ports;
+  for (const auto& [topology, port] : workers) ports[topology].push_back(port);
+  for (const auto& [topology, its_ports] : ports) {
+    auto it = topology_info_.find(topology);
+    if (it == topology_info_.end() || !it->second.__isset.worker_token) continue;
+    auto token =
+        decode_thrift<thrift::WorkerTokenInfo>(it->second.worker_token.info, "WorkerTokenInfo");
+    if (token && now_ms < token->issued_ms + (token->expiration_ms - token->issued_ms) / 2) {
+      continue;
+    }
+    auto info = nimbus_.topology_info(topology);
+    if (!info) {
+      logger_.warn("cannot renew the worker token of topology '{}': {}", topology,
+                   info.status().message());
+      continue;
+    }
+    it->second = std::move(info).value();
+    for (int port : its_ports) {
+      if (Status s = write_worker_token(topology, port); !s) {
+        logger_.warn("cannot write the worker token of {}:{}: {}", topology, port, s.message());
+      }
+    }
+    if (auto renewed = decode_thrift<thrift::WorkerTokenInfo>(it->second.worker_token.info,
+                                                              "WorkerTokenInfo")) {
+      logger_.info("renewed the worker token of topology '{}' for {} worker(s); it expires in {} s",
+                   topology, its_ports.size(), (renewed->expiration_ms - now_ms) / 1000);
+    }
+  }
 }
 
 Result<ProcessId> WorkerLauncher::launch(const wp::WorkerSpec& spec, bool active) {
@@ -128,6 +172,7 @@ Result<ProcessId> WorkerLauncher::launch(const wp::WorkerSpec& spec, bool active
   const auto spec_path = spec.spec_file();
   if (Status s = wp::write_file_atomically(spec_path, wp::spec_to_json(spec)); !s) return s;
   if (Status s = write_status(spec.topology_id, spec.port, active); !s) return s;
+  if (Status s = write_worker_token(spec.topology_id, spec.port); !s) return s;
   return launch_process(options_.worker_binary, {"--spec", spec_path.string()},
                         spec.worker_dir / "worker.log");
 }
@@ -148,7 +193,7 @@ void WorkerLauncher::remove_code_except(const std::set<std::string>& keep) {
 void WorkerLauncher::clean_worker_dir(const std::string& topology_id, int port) {
   std::error_code ec;
   const auto dir = worker_dir(topology_id, port);
-  for (const char* name : {"spec.json", "status", "heartbeat"}) {
+  for (const char* name : {"spec.json", "status", "heartbeat", wp::kWorkerTokenFile}) {
     std::filesystem::remove(dir / name, ec);
   }
 }

@@ -48,11 +48,21 @@ class WorkerLauncher {
   void forget_topology(const std::string& topology_id) { topology_info_.erase(topology_id); }
   // Deletes cached code whose SHA-256 is not in `keep`.
   void remove_code_except(const std::set<std::string>& keep);
-  // Removes spec.json, status and heartbeat of a stopped worker (keeps worker.log).
+  // Removes spec.json, status, heartbeat and worker-token of a stopped
+  // worker (keeps worker.log).
   void clean_worker_dir(const std::string& topology_id, int port);
+  // Renews the worker tokens of `workers` ((topology id, port) pairs) whose
+  // token has less than half its life left at `now_ms`: asks nimbus for the
+  // topology again and rewrites their worker-token files. A failure is
+  // logged and tried again on the next call.
+  void renew_worker_tokens(const std::vector<std::pair<std::string, int>>& workers,
+                           std::int64_t now_ms);
 
  private:
   Result<std::filesystem::path> code_for(const thrift::Assignment& assignment);
+  // Writes <worker dir>/worker-token (owner-only) from the cached topology
+  // info; removes a stale one when nimbus gave none (not in secure mode).
+  Status write_worker_token(const std::string& topology_id, int port);
 
   const SupervisorOptions& options_;
   NimbusLink& nimbus_;

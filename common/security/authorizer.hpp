@@ -79,6 +79,7 @@ struct TopologyAcl {
   std::vector<std::string> readonly_users;  // topology.readonly.users
   std::vector<std::string> groups;          // topology.groups
   std::vector<std::string> readonly_groups;  // topology.readonly.groups
+  std::string id;                            // the topology's id (empty: unknown)
 };
 
 // storm.group.mapping.service: the groups a local user belongs to.

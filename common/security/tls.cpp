@@ -76,9 +76,12 @@ class PeerSslSocket final : public TSSLSocket {
 
  protected:
   void authorize() override {
-    TSSLSocket::authorize();  // verify result; certificate required by the context
+    TSSLSocket::authorize();  // verify result; refuses a missing certificate when required
     X509* cert = SSL_get1_peer_certificate(ssl_);
-    if (cert == nullptr) throw TSSLException("authorize: required certificate not present");
+    if (cert == nullptr) {  // optional, and not presented
+      principal_ = std::string();
+      return;
+    }
     std::string name = principal_of(cert);
     X509_free(cert);
     if (name.empty())
@@ -132,11 +135,15 @@ void ignore_sigpipe() {
   }
 }
 
+// `files.cert` and `.key` may both be empty on a client that presents no
+// certificate.
 template <typename Factory>
 Status load(Factory& factory, const TlsFiles& files) {
   ignore_sigpipe();
+  const bool own_certificate = !files.cert.empty() || !files.key.empty();
   for (const auto& [what, path] :
        {std::pair{"certificate", files.cert}, {"key", files.key}, {"CA bundle", files.ca}}) {
+    if (!own_certificate && path != files.ca) continue;
     std::ifstream in(path);
     if (!in)
       return Status(ErrorCode::kInvalidArgument,
@@ -146,6 +153,15 @@ Status load(Factory& factory, const TlsFiles& files) {
   // The floor is explicit: TLS 1.2 and 1.3 only, whatever the system's default.
   if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
     return Status(ErrorCode::kInternal, "cannot set the TLS 1.2 floor: " + openssl_errors());
+  }
+  if (!own_certificate) {
+    try {
+      factory.loadTrustedCertificates(files.ca.c_str());
+    } catch (const std::exception& e) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "cannot load the TLS CA bundle " + files.ca + ": " + e.what());
+    }
+    return Status::ok();
   }
   try {
     factory.loadCertificate(files.cert.c_str());
@@ -199,7 +215,8 @@ std::optional<TlsFiles> tls_files_from_config(const Config& config, const std::s
   return files;
 }
 
-Result<std::shared_ptr<TSSLSocketFactory>> server_socket_factory(const TlsFiles& files) {
+Result<std::shared_ptr<TSSLSocketFactory>> server_socket_factory(const TlsFiles& files,
+                                                                 bool require_client_certificate) {
   std::shared_ptr<PeerSocketFactory> factory;
   try {
     factory = std::make_shared<PeerSocketFactory>();
@@ -211,6 +228,10 @@ Result<std::shared_ptr<TSSLSocketFactory>> server_socket_factory(const TlsFiles&
   // Client certificates are required and must chain to files.ca; the CA names
   // are sent so that a client with several certificates picks the right one.
   factory->authenticate(true);
+  if (!require_client_certificate) {
+    // Checked when presented; a client without one gets no principal.
+    SSL_CTX_set_verify(factory->context(), SSL_VERIFY_PEER | SSL_VERIFY_CLIENT_ONCE, nullptr);
+  }
   if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(files.ca.c_str())) {
     SSL_CTX_set_client_CA_list(factory->context(), names);
   }

@@ -46,18 +46,22 @@ struct TlsFiles {
 // the key when only some are, or when a named file cannot be read.
 std::optional<TlsFiles> tls_files_from_config(const Config& config, const std::string& prefix);
 
-// A server-side factory: server mode, client certificate required, TLS >= 1.2.
+// A server-side factory: server mode, TLS >= 1.2, a client certificate
+// required (or, without `require_client_certificate`, checked when presented:
+// nimbus's TLS port also serves workers that present a worker token instead).
 // kInvalidArgument naming the file when a certificate, key or CA cannot be
 // loaded or the key does not match the certificate.
 Result<std::shared_ptr<apache::thrift::transport::TSSLSocketFactory>> server_socket_factory(
-    const TlsFiles& files);
-// A client-side factory: presents `files.cert`, verifies the server against
-// `files.ca` and the dialled host name.
+    const TlsFiles& files, bool require_client_certificate = true);
+// A client-side factory: presents `files.cert` (none when `.cert` and `.key`
+// are both empty), verifies the server against `files.ca` and the dialled
+// host name.
 Result<std::shared_ptr<apache::thrift::transport::TSSLSocketFactory>> client_socket_factory(
     const TlsFiles& files);
 
 // The principal of the peer of a transport accepted through a
-// server_socket_factory() socket, once its handshake is done; nullopt for any
+// server_socket_factory() socket, once its handshake is done ("" when the
+// client presented no certificate and none was required); nullopt for any
 // other transport (plaintext) or before the handshake.
 std::optional<std::string> peer_principal(
     const std::shared_ptr<apache::thrift::transport::TTransport>& transport);

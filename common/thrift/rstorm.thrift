@@ -255,6 +255,23 @@ struct ExecutorSummary {
   4: i64 uptime_secs,
 }
 
+// What a worker token says (Storm's WorkerTokenInfo), signed by nimbus.
+struct WorkerTokenInfo {
+  1: required string topology_id,
+  2: string user,             // the topology's owner
+  3: i64 issued_ms,
+  4: i64 expiration_ms,
+  5: i64 key_version,         // which of nimbus's keys signed it
+}
+
+// A topology's workers present this to nimbus (authenticateWorker): `info`
+// is a compact-encoded WorkerTokenInfo, `signature` its HMAC-SHA256 under the
+// key `key_version` names.
+struct WorkerToken {
+  1: required binary info,
+  2: required binary signature,
+}
+
 struct TopologyInfo {
   1: required TopologySummary summary,
   2: TopologyStructure structure,
@@ -264,6 +281,9 @@ struct TopologyInfo {
   // The topology's data-plane secret (storm.messaging.netty.authentication):
   // kept by nimbus, sent only over mutual TLS to supervisors and admins.
   6: optional binary secret,
+  // A worker token for the topology's workers (storm.worker.token.*): sent
+  // with the secret, to supervisors and admins over mutual TLS only.
+  7: optional WorkerToken worker_token,
 }
 
 // Use of one node against its capacity.
@@ -388,6 +408,12 @@ service Nimbus {
   // empty principal: back to the connection's own user). Secure mode only:
   // with no authorizer configured, identities are not checked at all.
   void actAs(1: string principal) throws (1: AuthorizationException denied),
+
+  // The rest of this connection's calls are made as a worker of the token's
+  // topology: it may describe that topology and download its code, nothing
+  // else. TLS port only (the token would travel in the clear otherwise); a
+  // forged, expired or unknown-key token is refused.
+  void authenticateWorker(1: WorkerToken token) throws (1: AuthorizationException denied),
 
   NimbusSummary getLeader() throws (1: NotFoundException no_leader,
               2: AuthorizationException denied),

@@ -577,6 +577,39 @@ TEST_F(ClusterTest, SecureClusterRunsAlicesTopologyAndRefusesBobAndPlaintextClie
   auto spec_text = wp::read_whole_file(spec);
   ASSERT_TRUE(spec_text);
   EXPECT_NE(spec_text->find("\"secret\""), std::string::npos);
+  // ... and the worker token their supervisor keeps fresh: with it (and no
+  // certificate) a worker may describe its topology on nimbus's TLS port,
+  // and nothing more; a forged one is refused.
+  const auto token_file =
+      worker_dir(slot.node_id, a->topology_id, slot.port) / wp::kWorkerTokenFile;
+  EXPECT_EQ(std::filesystem::status(token_file).permissions() &
+                (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+            std::filesystem::perms::none);
+  auto token_bytes = wp::read_whole_file(token_file);
+  ASSERT_TRUE(token_bytes) << token_bytes.status().to_string();
+  auto token = decode_thrift<thrift::WorkerToken>(*token_bytes, "WorkerToken");
+  ASSERT_TRUE(token) << token.status().to_string();
+  auto cluster_config = read_yaml_config_file(cluster_->client_config());
+  ASSERT_TRUE(cluster_config) << cluster_config.status().to_string();
+  auto as_worker = nimbus::NimbusClient::connect(
+      nimbus::NimbusClient::worker_options_from_config(*cluster_config, *token));
+  ASSERT_TRUE(as_worker) << as_worker.status().to_string();
+  auto described = (*as_worker)->topology_info(a->topology_id);
+  ASSERT_TRUE(described) << described.status().to_string();
+  EXPECT_EQ(described->summary.name, "wc");
+  auto worker_kill = (*as_worker)->kill_topology("wc", 0);
+  EXPECT_EQ(worker_kill.code(), ErrorCode::kPermissionDenied) << worker_kill.to_string();
+  EXPECT_NE(worker_kill.message().find("a worker of topology '" + a->topology_id +
+                                       "' may not kill topology 'wc'"),
+            std::string::npos)
+      << worker_kill.to_string();
+  thrift::WorkerToken forged_token = *token;
+  forged_token.signature[0] = static_cast<char>(forged_token.signature[0] ^ 0x40);
+  auto forged_worker = nimbus::NimbusClient::connect(
+      nimbus::NimbusClient::worker_options_from_config(*cluster_config, forged_token));
+  ASSERT_FALSE(forged_worker);
+  EXPECT_NE(forged_worker.status().message().find("is forged or damaged"), std::string::npos)
+      << forged_worker.status().to_string();
   // Workers speak only TLS: a plaintext hello that claims to be one of them is
   // refused at the handshake, and the worker's log names where it came from.
   transport::FrameEncoder hello;
@@ -608,6 +641,9 @@ TEST_F(ClusterTest, SecureClusterRunsAlicesTopologyAndRefusesBobAndPlaintextClie
   std::ifstream log(cluster_->nimbus(0).log);
   const std::string nimbus_log((std::istreambuf_iterator<char>(log)), {});
   EXPECT_NE(nimbus_log.find("denied user 'bob'"), std::string::npos);
+  EXPECT_NE(
+      nimbus_log.find("worker of topology '" + a->topology_id + "' (user 'alice') at 127.0.0.1:"),
+      std::string::npos);
 
   auto plaintext = run_cli({"list", "--config", cluster_->client_config().string(), "-c",
                             "nimbus.thrift.client.use.tls=false"});

@@ -17,7 +17,7 @@ Authorizer acl_authorizer() {
   return Authorizer(o);
 }
 
-TopologyAcl wc() { return TopologyAcl{"wc", "alice", {"carol"}, {"dave"}, {}, {}}; }
+TopologyAcl wc() { return TopologyAcl{"wc", "alice", {"carol"}, {"dave"}, {}, {}, "wc-1"}; }
 
 TEST(Authorizer, OffAllowsEverything) {
   Authorizer off{Authorizer::Options{}};

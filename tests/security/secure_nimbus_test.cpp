@@ -18,6 +18,8 @@
 #include "common/in_memory_coordination.hpp"
 #include "common/key_value_store.hpp"
 #include "common/security/certificates.hpp"
+#include "common/security/secrets.hpp"
+#include "common/thrift/codec.hpp"
 #include "nimbus/nimbus.hpp"
 #include "nimbus/nimbus_client.hpp"
 #include "nimbus/nimbus_server.hpp"
@@ -281,7 +283,152 @@ TEST_F(SecureNimbusTest, ProtocolsBelowTls12AreRefused) {
 
 TEST_F(SecureNimbusTest, ClientWithoutACertificateIsRefused) {
   const std::string result = call_without_certificate(server_->tls_port(), path("ca.pem"));
-  EXPECT_FALSE(result.empty()) << "a client without a certificate was served";
+  EXPECT_NE(result.find("no client certificate"), std::string::npos)
+      << "a client without a certificate was served: " << result;
+}
+
+// ---- worker tokens
+
+// A worker's client: no certificate, the CA, and `token`.
+Result<std::unique_ptr<NimbusClient>> connect_as_worker(int port, const std::string& ca,
+                                                        const thrift::WorkerToken& token) {
+  NimbusClient::Options o;
+  o.seeds = {{"127.0.0.1", port}};
+  o.timeout = std::chrono::milliseconds(10000);
+  o.tls = TlsFiles{"", "", ca};
+  o.worker_token = token;
+  return NimbusClient::connect(o);
+}
+
+TEST_F(SecureNimbusTest, SupervisorsGetAWorkerTokenWithTheSecretUsersDoNot) {
+  const std::string id = submit_as_alice();
+  auto for_supervisor = as("supervisor")->topology_info(id);
+  ASSERT_TRUE(for_supervisor) << for_supervisor.status().to_string();
+  ASSERT_TRUE(for_supervisor->__isset.worker_token);
+  auto info = read_worker_token_info(for_supervisor->worker_token);
+  ASSERT_TRUE(info) << info.status().to_string();
+  EXPECT_EQ(info->topology_id, id);
+  EXPECT_EQ(info->user, "alice");
+  EXPECT_EQ(info->expiration_ms - info->issued_ms, 24LL * 3600 * 1000);  // the default life
+  EXPECT_EQ(for_supervisor->worker_token.signature.size(), 32u);         // HMAC-SHA256
+  auto for_alice = as("alice")->topology_info(id);
+  ASSERT_TRUE(for_alice);
+  EXPECT_FALSE(for_alice->__isset.worker_token);
+  EXPECT_TRUE(for_alice->secret.empty());
+}
+
+TEST_F(SecureNimbusTest, AWorkerTokenLetsAWorkerDescribeItsTopologyAndFetchItsCodeOnly) {
+  const std::string id = submit_as_alice();
+  auto bob = as("bob");
+  ASSERT_TRUE(bob->upload_blob("bobs-code", "bob's library"));
+  auto bobs = bob->submit_topology("bobs", structure(), {}, "bobs-code");
+  ASSERT_TRUE(bobs) << bobs.status().to_string();
+  auto info = as("supervisor")->topology_info(id);
+  ASSERT_TRUE(info && info->__isset.worker_token);
+
+  auto worker = connect_as_worker(server_->tls_port(), path("ca.pem"), info->worker_token);
+  ASSERT_TRUE(worker) << worker.status().to_string();
+  auto own = (*worker)->topology_info(id);
+  ASSERT_TRUE(own) << own.status().to_string();
+  EXPECT_EQ(own->summary.name, "wc");
+  EXPECT_TRUE(own->secret.empty());  // workers get theirs from the supervisor
+  EXPECT_FALSE(own->__isset.worker_token);
+  EXPECT_TRUE((*worker)->placement(id));
+  auto code = (*worker)->download_blob("wc-code");
+  ASSERT_TRUE(code) << code.status().to_string();
+  EXPECT_EQ(*code, "pretend this is an ELF library");
+
+  auto kill = (*worker)->kill_topology("wc", 0);
+  EXPECT_EQ(kill.code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(kill.message().find("a worker of topology '" + id + "' may not kill topology 'wc'"),
+            std::string::npos)
+      << kill.to_string();
+  auto other = (*worker)->topology_info("bobs");
+  EXPECT_EQ(other.code(), ErrorCode::kPermissionDenied) << other.status().to_string();
+  EXPECT_NE(other.status().message().find("may not describe topology 'bobs'"), std::string::npos)
+      << other.status().to_string();
+  EXPECT_EQ((*worker)->download_blob("bobs-code").code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ((*worker)->cluster_info().code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ((*worker)->upload_blob("evil", "x").code(), ErrorCode::kPermissionDenied);
+  // Nor may a worker act for a user.
+  NimbusClient::Options acting;
+  acting.seeds = {{"127.0.0.1", server_->tls_port()}};
+  acting.tls = TlsFiles{"", "", path("ca.pem")};
+  acting.worker_token = info->worker_token;
+  acting.act_as = "alice";
+  EXPECT_EQ(NimbusClient::connect(acting).code(), ErrorCode::kPermissionDenied);
+  EXPECT_TRUE(as("alice")->topology_info(id));  // nothing changed for alice
+}
+
+TEST_F(SecureNimbusTest, ForgedExpiredAndUnknownKeyWorkerTokensAreRefused) {
+  const std::string id = submit_as_alice();
+  auto supervisor = as("supervisor");
+  auto info = supervisor->topology_info(id);
+  ASSERT_TRUE(info && info->__isset.worker_token);
+  const thrift::WorkerToken genuine = info->worker_token;
+  const auto refused = [&](const thrift::WorkerToken& token) {
+    auto client = connect_as_worker(server_->tls_port(), path("ca.pem"), token);
+    EXPECT_FALSE(client) << "a bad worker token was accepted";
+    if (client) return std::string();
+    EXPECT_EQ(client.code(), ErrorCode::kPermissionDenied) << client.status().to_string();
+    return client.status().message();
+  };
+
+  thrift::WorkerToken flipped = genuine;
+  flipped.signature[5] = static_cast<char>(flipped.signature[5] ^ 1);
+  EXPECT_NE(refused(flipped).find("worker token for topology '" + id +
+                                  "' is forged or damaged (its signature does not match)"),
+            std::string::npos);
+
+  // Another topology's id under the genuine signature.
+  auto claims = read_worker_token_info(genuine);
+  ASSERT_TRUE(claims);
+  thrift::WorkerTokenInfo other = *claims;
+  other.topology_id = "bobs-1";
+  thrift::WorkerToken moved = genuine;
+  moved.info = encode_thrift(other);
+  EXPECT_NE(refused(moved).find("'bobs-1' is forged or damaged"), std::string::npos);
+
+  // Signed with nimbus's real key, but expired; and a key it never had.
+  auto key_node = store_->get("/rstorm/worker-token-keys/0000000001");
+  ASSERT_TRUE(key_node) << key_node.status().to_string();
+  const std::string stored = key_node->data;
+  auto key = security::from_hex(stored.substr(stored.find(' ') + 1));
+  ASSERT_TRUE(key && key->size() == 32u);
+  thrift::WorkerTokenInfo old = *claims;
+  old.issued_ms -= 48LL * 3600 * 1000;
+  old.expiration_ms = old.issued_ms + 24LL * 3600 * 1000;
+  EXPECT_NE(refused(sign_worker_token(old, *key)).find("expired at 20"), std::string::npos);
+  thrift::WorkerTokenInfo unknown = *claims;
+  unknown.key_version = 99;
+  EXPECT_NE(
+      refused(sign_worker_token(unknown, *key)).find("key version 99, which nimbus does not have"),
+      std::string::npos);
+  thrift::WorkerToken garbage;
+  garbage.info = "not thrift";
+  garbage.signature = std::string(32, 'x');
+  EXPECT_NE(refused(garbage).find("worker token cannot be read"), std::string::npos);
+
+  // The genuine one still works, and stops working once its topology is gone.
+  ASSERT_TRUE(connect_as_worker(server_->tls_port(), path("ca.pem"), genuine));
+  ASSERT_TRUE(as("alice")->kill_topology("wc", 0));
+  ASSERT_TRUE(rstorm::testing::eventually([&] { return !nimbus_->topology_acl(id); }));
+  EXPECT_NE(refused(genuine).find("which is not running any more"), std::string::npos);
+}
+
+TEST_F(SecureNimbusTest, WorkerTokensAreRefusedOnThePlaintextPort) {
+  const std::string id = submit_as_alice();
+  auto info = as("supervisor")->topology_info(id);
+  ASSERT_TRUE(info && info->__isset.worker_token);
+  NimbusClient::Options o;
+  o.seeds = {{"127.0.0.1", server_->port()}};
+  o.follow_leader = false;
+  o.worker_token = info->worker_token;
+  auto client = NimbusClient::connect(o);
+  ASSERT_FALSE(client);
+  EXPECT_NE(client.status().message().find("worker tokens are accepted on nimbus's TLS port only"),
+            std::string::npos)
+      << client.status().message();
 }
 
 TEST_F(SecureNimbusTest, PlaintextPortServesNothingButTheLeader) {

@@ -223,6 +223,48 @@ TEST_F(SupervisorTest, AssignedSlotsRunOneWorkerProcessEachWithTheirExecutors) {
   EXPECT_EQ(nimbus_.downloads(), 1);  // code fetched once for both workers
 }
 
+// In secure mode each worker finds its topology's worker token in its
+// directory, readable by its user only; a token with less than half its life
+// left is replaced by a fresh one from nimbus.
+TEST_F(SupervisorTest, WorkersGetTheirTokenAndTheSupervisorRenewsItAtHalfLife) {
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  const auto token = [](std::int64_t issued, std::int64_t expires, const std::string& tag) {
+    thrift::WorkerTokenInfo info;
+    info.topology_id = kTopology;
+    info.user = "alice";
+    info.issued_ms = issued;
+    info.expiration_ms = expires;
+    info.key_version = 1;
+    thrift::WorkerToken t;
+    t.info = encode_thrift(info);
+    t.signature = tag;  // the supervisor never checks it: nimbus does
+    return t;
+  };
+  const std::int64_t hour = 3600 * 1000;
+  const auto old = token(now - 2 * hour, now + hour, "old");  // two thirds spent
+  const auto fresh = token(now, now + 3 * hour, "fresh");
+  nimbus_.set_worker_tokens(kTopology, {old, fresh});
+  start_supervisor();
+  write_status(thrift::TopologyStatus::ACTIVE);
+  write_assignment(two_worker_placement(), 1);
+  ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
+  for (int port : {kPortA, kPortB}) {
+    const auto file = worker_dir(port) / wp::kWorkerTokenFile;
+    std::string seen;
+    EXPECT_TRUE(eventually([&] {
+      auto text = wp::read_whole_file(file);
+      seen = text ? *text : text.status().to_string();
+      return text && *text == encode_thrift(fresh);
+    })) << file
+        << " holds " << seen;
+    const auto perms = std::filesystem::status(file).permissions();
+    EXPECT_EQ(perms & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+              std::filesystem::perms::none);
+  }
+}
+
 TEST_F(SupervisorTest, KilledWorkerIsRestarted) {
   start_supervisor();
   write_assignment(two_worker_placement(), 1);

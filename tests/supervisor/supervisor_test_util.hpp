@@ -81,11 +81,23 @@ class InProcessNimbusLink final : public supervisor::NimbusLink {
     if (it == blobs_.end()) return Status(ErrorCode::kNotFound, "no blob '" + key + "'");
     return it->second;
   }
+  // The worker tokens getTopologyInfo answers with, one per call, the last
+  // one for every call after it (as nimbus gives supervisors in secure mode).
+  void set_worker_tokens(const std::string& id, std::vector<thrift::WorkerToken> tokens) {
+    std::lock_guard lock(mutex_);
+    worker_tokens_[id] = std::move(tokens);
+  }
   Result<thrift::TopologyInfo> topology_info(const std::string& id) override {
     std::lock_guard lock(mutex_);
     auto it = topologies_.find(id);
     if (it == topologies_.end()) return Status(ErrorCode::kNotFound, "no topology '" + id + "'");
-    return it->second;
+    thrift::TopologyInfo info = it->second;
+    if (auto tokens = worker_tokens_.find(id);
+        tokens != worker_tokens_.end() && !tokens->second.empty()) {
+      info.__set_worker_token(tokens->second.front());
+      if (tokens->second.size() > 1) tokens->second.erase(tokens->second.begin());
+    }
+    return info;
   }
   Status supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat) override {
     std::lock_guard lock(mutex_);
@@ -105,6 +117,7 @@ class InProcessNimbusLink final : public supervisor::NimbusLink {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> blobs_;
   std::map<std::string, thrift::TopologyInfo> topologies_;
+  std::map<std::string, std::vector<thrift::WorkerToken>> worker_tokens_;
   std::vector<thrift::SupervisorHeartbeat> heartbeats_;
   int downloads_ = 0;
 };

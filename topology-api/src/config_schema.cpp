@@ -145,6 +145,8 @@ std::vector<ConfigKeySpec> make_schema() {
        .description = "users supervisors run as: heartbeats, reading topologies and code"},
       {.name = "nimbus.impersonation.acl", .type = kStringList,
        .description = "who may act for whom: [\"ui: users=*; hosts=127.0.0.1\"] (groups=g too)"},
+      {.name = "storm.worker.token.life.time.hours", .type = kNumber, .min = 0.001,
+       .description = "life of a worker token (renewed when less than half is left)"},
       {.name = "nimbus.daemon.users", .type = kStringList,
        .description = "other rstorm daemons (standby nimbus, rstorm-ui): list, describe, download"},
       // Supervisor.

@@ -119,4 +119,9 @@ Result<WorkerHeartbeatFile> heartbeat_from_json(std::string_view json);
 inline constexpr char kStatusActive[] = "ACTIVE";
 inline constexpr char kStatusInactive[] = "INACTIVE";
 
+// The worker's token (a compact-encoded thrift::WorkerToken, owner-only), kept
+// fresh by the supervisor in secure mode: what the worker presents to nimbus
+// (nimbus/worker_tokens.hpp). Absent without security.
+inline constexpr char kWorkerTokenFile[] = "worker-token";
+
 }  // namespace rstorm::worker_process
