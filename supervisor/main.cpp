@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
     if (started.is_ok()) {
       log_server = std::move(started).value();
       options->logviewer_port = log_server->port();
+      options->logviewer_https = ho.tls();
       logger.info("worker logs at {}/api/v1/logs", log_server->url());
     } else {
       logger.warn("no log viewer: {}", started.status().message());

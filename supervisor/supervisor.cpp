@@ -157,6 +157,7 @@ thrift::SupervisorInfo Supervisor::info() const {
   info.heartbeat_time_ms = now_ms();
   info.version = "0.1.0";
   info.__set_logviewer_port(options_.logviewer_port);
+  info.__set_logviewer_https(options_.logviewer_https);
   return info;
 }
 

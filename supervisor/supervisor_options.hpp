@@ -42,6 +42,8 @@ struct SupervisorOptions {
   // Where this supervisor's log viewer listens (set by rstorm-supervisor once
   // it listens; -1: none). Registered so that the UI can link to worker logs.
   int logviewer_port = -1;
+  // Whether it serves HTTPS (logviewer.https.*), so that the UI's links say so.
+  bool logviewer_https = false;
 
   // kInvalidArgument naming the key and its origin on a wrong type or value.
   static Result<SupervisorOptions> from_config(const Config& config);

@@ -52,9 +52,6 @@ int main(int argc, char** argv) {
     server_options.host = config->get_string("ui.host", "127.0.0.1");
     server_options.port = static_cast<int>(config->get_int("ui.port", 8080));
     rstorm::http::https_options_from_config(*config, "ui.https", server_options);
-    rstorm::http::HttpServerOptions logviewer;
-    rstorm::http::https_options_from_config(*config, "logviewer.https", logviewer);
-    options.logviewer_https = logviewer.tls();
     // The browser's certificate names the user: make the calls for them.
     options.act_for_users =
         server_options.need_client_auth && config->get_bool("ui.impersonate.users", true);

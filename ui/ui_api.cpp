@@ -165,24 +165,29 @@ int num_tasks(const thrift::ComponentDef& c) { return c.num_tasks > 0 ? c.num_ta
 
 // Supervisor id -> (host, log viewer port).
 struct LogLinks {
-  std::map<std::string, std::pair<std::string, int>> viewers;
+  struct Viewer {
+    std::string host;
+    int port = -1;
+    bool https = false;
+  };
+  std::map<std::string, Viewer> viewers;
   std::map<std::string, std::string> node_of_host;  // host -> supervisor id (first)
 
-  std::string scheme = "http://";  // "https://" when the log viewers serve HTTPS
-
-  LogLinks(const thrift::ClusterSummary* cluster, bool https)
-      : scheme(https ? "https://" : "http://") {
+  // Each supervisor registers whether its log viewer serves HTTPS.
+  explicit LogLinks(const thrift::ClusterSummary* cluster) {
     if (!cluster) return;
     for (const auto& s : cluster->supervisors) {
       const int port = s.info.__isset.logviewer_port ? s.info.logviewer_port : -1;
-      viewers[s.info.id] = {s.info.host, port};
+      viewers[s.info.id] = {s.info.host, port,
+                            s.info.__isset.logviewer_https && s.info.logviewer_https};
       node_of_host.emplace(s.info.host, s.info.id);
     }
   }
   std::string link(const std::string& node_id, const std::string& topology_id, int port) const {
     auto it = viewers.find(node_id);
-    if (it == viewers.end() || it->second.second <= 0) return "";
-    return scheme + it->second.first + ":" + std::to_string(it->second.second) +
+    if (it == viewers.end() || it->second.port <= 0) return "";
+    return (it->second.https ? "https://" : "http://") + it->second.host + ":" +
+           std::to_string(it->second.port) +
            "/log?file=" + url_encode(topology_id + "-" + std::to_string(port) + "/worker.log");
   }
   std::string link_by_host(const std::string& host, const std::string& topology_id, int port) const {
@@ -585,7 +590,7 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
     if (!info) return error_of(info.status(), acting);
     const std::string& id = info->summary.id;
     auto cluster = backend.cluster_info();
-    const LogLinks links(cluster.is_ok() ? &*cluster : nullptr, options_.logviewer_https);
+    const LogLinks links(cluster.is_ok() ? &*cluster : nullptr);
 
     if (p[0] == "topology-workers" && p.size() == 2) {
       std::set<std::tuple<std::string, int, std::string>> workers;
@@ -596,7 +601,7 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
         list.push_back({{"host", host},
                         {"port", port},
                         {"supervisorId", node},
-                        {"logviewerPort", v == links.viewers.end() ? -1 : v->second.second},
+                        {"logviewerPort", v == links.viewers.end() ? -1 : v->second.port},
                         {"workerLogLink", links.link(node, id, port)}});
       }
       return HttpResponse::json(json{{"hostPortList", list}}.dump());

@@ -49,9 +49,6 @@ struct UiOptions {
   // Origins besides the UI's own that may POST (ui.origins).
   std::set<std::string> allowed_origins;
   std::string version = "0.1.0";
-  // The supervisors' log viewers serve HTTPS (logviewer.https.cert.path set):
-  // links to worker logs say https://.
-  bool logviewer_https = false;
   // Make each request's calls to nimbus for the user of the browser's client
   // certificate (ui.impersonate.users; needs ui.https.need.client.auth, and
   // nimbus.impersonation.acl letting rstorm-ui's own user act for them).

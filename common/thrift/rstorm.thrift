@@ -90,6 +90,7 @@ struct SupervisorInfo {
   10: i64 heartbeat_time_ms,
   11: string version,
   12: optional i32 logviewer_port,   // the supervisor's log viewer (-1 or unset: none)
+  13: optional bool logviewer_https,  // it serves HTTPS (logviewer.https.*)
 }
 
 struct WorkerSlot {

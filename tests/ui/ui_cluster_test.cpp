@@ -413,6 +413,15 @@ TEST(UiSecureClusterTest, ActsForTheUserOfTheBrowsersCertificate) {
   // Alice may do both.
   Reply mine = as("alice", "GET", "/api/v1/topology/wc");
   EXPECT_EQ(mine.status, 200) << mine.text;
+  // The supervisor says its log viewer serves HTTPS, and the links say so.
+  EXPECT_TRUE(eventually([&] {
+    Reply t = as("alice", "GET", "/api/v1/topology-workers/" + mine.body.value("id", ""));
+    if (t.status != 200 || !t.body.contains("hostPortList") || t.body["hostPortList"].empty())
+      return false;
+    const std::string link = t.body["hostPortList"][0].value("workerLogLink", "");
+    return link.rfind("https://127.0.0.1:" + std::to_string(cluster->logviewer_port(0)) + "/log?",
+                      0) == 0;
+  })) << mine.text;
   Reply off = as("alice", "POST", "/api/v1/topology/wc/deactivate");
   EXPECT_EQ(off.status, 200) << off.text;
   EXPECT_TRUE(eventually(
