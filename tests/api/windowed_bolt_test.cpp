@@ -110,6 +110,9 @@ class Harness {
     bolt_->execute(Tuple(&info_, TaskId(source_task), Values{id, ts}));
   }
   void timer() { timed_->on_timer(); }
+  std::shared_ptr<StateStore> store() const { return context_->state_store(); }
+  // Tuples spilled to the task's state store so far.
+  std::uint64_t spilled() const { return context_->counter("window_spilled_tuples").value(); }
   std::chrono::milliseconds period() const { return timed_->timer_period(); }
 
   std::int64_t now = 1'000'000;
@@ -122,6 +125,17 @@ class Harness {
   std::unique_ptr<TopologyContext> context_;
   TimedBolt* timed_ = nullptr;
 };
+
+// The windows' definition tests run twice: every tuple in memory, and with
+// at most 7 in memory (the rest spilled to the task's state store, in chunks
+// that do not line up with the windows).
+constexpr std::int64_t kAllInMemory = 0;
+Config with_memory(Config c, std::int64_t max_in_memory) {
+  if (max_in_memory > 0) {
+    c.set(std::string(keys::kWindowMaxTuplesInMemory), max_in_memory);
+  }
+  return c;
+}
 
 Config window_config(WindowSize length, WindowSize slide) {
   Config c;
@@ -174,60 +188,73 @@ TEST(WindowedBolt, CountTumblingInProcessingTime) {
 }
 
 TEST(WindowedBolt, CountSlidingMatchesTheDefinition) {
-  for (auto [length, slide] : {std::pair{5, 2}, {3, 5}, {4, 1}, {7, 7}}) {
-    SCOPED_TRACE("length " + std::to_string(length) + " slide " + std::to_string(slide));
-    Harness h(window_config(Count(length), Count(slide)));
-    const int n = 40;
-    std::vector<Activation> expected;
-    for (int i = 0; i < n; ++i) {
-      h.send(i);
-      if ((i + 1) % slide == 0) {
-        Activation a;
-        for (int j = std::max(0, i + 1 - length); j <= i; ++j) a.all.push_back(j);
-        a.start = h.now;
-        a.end = h.now + 1;
-        expected.push_back(a);
+  for (std::int64_t memory : {kAllInMemory, std::int64_t{7}})
+    for (auto [length, slide] : {std::pair{5, 2}, {3, 5}, {4, 1}, {7, 7}, {30, 9}}) {
+      SCOPED_TRACE("length " + std::to_string(length) + " slide " + std::to_string(slide) +
+                   " memory " + std::to_string(memory));
+      Harness h(with_memory(window_config(Count(length), Count(slide)), memory));
+      const int n = 40;
+      std::vector<Activation> expected;
+      for (int i = 0; i < n; ++i) {
+        h.send(i);
+        if ((i + 1) % slide == 0) {
+          Activation a;
+          for (int j = std::max(0, i + 1 - length); j <= i; ++j) a.all.push_back(j);
+          a.start = h.now;
+          a.end = h.now + 1;
+          expected.push_back(a);
+        }
+      }
+      EXPECT_EQ(h.activations, with_deltas(expected));
+      // Acked: every tuple before the last window's first.
+      const std::int64_t last_first = h.activations.back().all.front();
+      Ids acked;
+      for (int i = 0; i < last_first; ++i) acked.push_back(i);
+      EXPECT_EQ(h.collector.acked, acked);
+      if (memory != kAllInMemory && length > memory) {
+        EXPECT_GT(h.spilled(), 0u);
       }
     }
-    EXPECT_EQ(h.activations, with_deltas(expected));
-    // Acked: every tuple before the last window's first.
-    const std::int64_t last_first = h.activations.back().all.front();
-    Ids acked;
-    for (int i = 0; i < last_first; ++i) acked.push_back(i);
-    EXPECT_EQ(h.collector.acked, acked);
-  }
 }
 
 TEST(WindowedBolt, DurationSlidingInProcessingTime) {
   // Length 300 ms sliding by 100 ms; tuples arrive at random times; the timer
   // runs at random moments. Window ending at T: arrival in [T - 300, T).
-  std::mt19937 rng(7);
-  Harness h(window_config(Duration(300), Duration(100)));
-  EXPECT_EQ(h.period().count(), 100);
-  std::vector<std::pair<std::int64_t, std::int64_t>> arrivals;  // id, time
-  const std::int64_t t0 = h.now;
-  for (int id = 0; id < 200; ++id) {
-    h.now += std::uniform_int_distribution<int>(0, 15)(rng);
-    if (id % 37 == 0) h.now += 450;  // gaps: empty and repeated windows
-    h.send(id);
-    arrivals.emplace_back(id, h.now);
-    if (std::uniform_int_distribution<int>(0, 9)(rng) == 0) h.timer();
-  }
-  h.now += 1000;
-  h.timer();
-  std::vector<Activation> expected;
-  for (std::int64_t end = (t0 / 100 + 1) * 100; end <= h.now; end += 100) {
-    Activation a;
-    for (auto [id, at] : arrivals) {
-      if (at >= end - 300 && at < end) a.all.push_back(id);
+  for (std::int64_t memory : {kAllInMemory, std::int64_t{7}}) {
+    SCOPED_TRACE("memory " + std::to_string(memory));
+    std::mt19937 rng(7);
+    Harness h(with_memory(window_config(Duration(300), Duration(100)), memory));
+    EXPECT_EQ(h.period().count(), 100);
+    std::vector<std::pair<std::int64_t, std::int64_t>> arrivals;  // id, time
+    const std::int64_t t0 = h.now;
+    for (int id = 0; id < 200; ++id) {
+      h.now += std::uniform_int_distribution<int>(0, 15)(rng);
+      if (id % 37 == 0) h.now += 450;  // gaps: empty and repeated windows
+      h.send(id);
+      arrivals.emplace_back(id, h.now);
+      if (std::uniform_int_distribution<int>(0, 9)(rng) == 0) h.timer();
     }
-    a.start = end - 300;
-    a.end = end;
-    expected.push_back(a);
+    h.now += 1000;
+    h.timer();
+    std::vector<Activation> expected;
+    for (std::int64_t end = (t0 / 100 + 1) * 100; end <= h.now; end += 100) {
+      Activation a;
+      for (auto [id, at] : arrivals) {
+        if (at >= end - 300 && at < end) a.all.push_back(id);
+      }
+      a.start = end - 300;
+      a.end = end;
+      expected.push_back(a);
+    }
+    EXPECT_EQ(h.activations, with_deltas(expected));
+    // Everything left the last window: every tuple acked, each once.
+    EXPECT_EQ(h.collector.acked.size(), 200u);
+    EXPECT_EQ(std::set<std::int64_t>(h.collector.acked.begin(), h.collector.acked.end()).size(),
+              200u);
+    if (memory != kAllInMemory) {
+      EXPECT_GT(h.spilled(), 0u);
+    }
   }
-  EXPECT_EQ(h.activations, with_deltas(expected));
-  // Everything left the last window: every tuple acked, each once.
-  EXPECT_EQ(h.collector.acked.size(), 200u);
 }
 
 struct TimedEvent {
@@ -240,56 +267,87 @@ struct TimedEvent {
 // after both sources fall idle the remaining windows are activated. Windows
 // are those of the definition over all tuples.
 TEST(WindowedBolt, EventTimeSlidingWindowsMatchTheDefinition) {
-  for (auto [length, slide] : {std::pair{1000, 250}, {500, 500}, {300, 700}}) {
-    SCOPED_TRACE("length " + std::to_string(length) + " slide " + std::to_string(slide));
-    std::mt19937 rng(11);
-    Config c = window_config(Duration(length), Duration(slide));
-    c.set(std::string(keys::kTupleTimestampFieldName), "ts");
-    c.set(std::string(keys::kTupleTimestampMaxLagMs), std::int64_t{200});
-    c.set(std::string(keys::kWatermarkIdleTimeoutMs), std::int64_t{5000});
-    Harness h(c);
-    std::vector<TimedEvent> events;
-    std::int64_t base = 100'000;
-    for (int id = 0; id < 400; ++id) {
-      base += std::uniform_int_distribution<int>(0, 20)(rng);
-      // Out of order by up to 150 ms (the lag is 200).
-      const std::int64_t ts = base - std::uniform_int_distribution<int>(0, 150)(rng);
-      events.push_back({id, ts, 1 + id % 2});
-    }
-    for (const auto& e : events) {
-      h.now += 1;
-      h.send(e.id, e.ts, e.source);
-      if (std::uniform_int_distribution<int>(0, 19)(rng) == 0) h.timer();
-    }
-    EXPECT_TRUE(h.collector.emitted.size() == h.activations.size());  // nothing late
-    h.now += 6000;                                                    // both sources idle
-    h.timer();
-    std::int64_t min_ts = events[0].ts, max_ts = events[0].ts;
-    for (const auto& e : events) {
-      min_ts = std::min(min_ts, e.ts);
-      max_ts = std::max(max_ts, e.ts);
-    }
-    std::vector<Activation> expected;
-    for (std::int64_t end = (min_ts / slide + 1) * slide; end <= max_ts + length + slide;
-         end += slide) {
-      Activation a;
-      std::vector<std::pair<std::int64_t, std::int64_t>> in;  // ts, id: timestamp order
-      for (const auto& e : events) {
-        if (e.ts >= end - length && e.ts < end) in.emplace_back(e.ts, e.id);
+  for (std::int64_t memory : {kAllInMemory, std::int64_t{7}})
+    for (auto [length, slide] : {std::pair{1000, 250}, {500, 500}, {300, 700}}) {
+      SCOPED_TRACE("length " + std::to_string(length) + " slide " + std::to_string(slide) +
+                   " memory " + std::to_string(memory));
+      std::mt19937 rng(11);
+      Config c = with_memory(window_config(Duration(length), Duration(slide)), memory);
+      c.set(std::string(keys::kTupleTimestampFieldName), "ts");
+      c.set(std::string(keys::kTupleTimestampMaxLagMs), std::int64_t{200});
+      c.set(std::string(keys::kWatermarkIdleTimeoutMs), std::int64_t{5000});
+      Harness h(c);
+      std::vector<TimedEvent> events;
+      std::int64_t base = 100'000;
+      for (int id = 0; id < 400; ++id) {
+        base += std::uniform_int_distribution<int>(0, 20)(rng);
+        // Out of order by up to 150 ms (the lag is 200).
+        const std::int64_t ts = base - std::uniform_int_distribution<int>(0, 150)(rng);
+        events.push_back({id, ts, 1 + id % 2});
       }
-      std::stable_sort(in.begin(), in.end(),
-                       [](const auto& x, const auto& y) { return x.first < y.first; });
-      for (auto [ts, id] : in) a.all.push_back(id);
-      a.start = end - length;
-      a.end = end;
-      expected.push_back(a);
+      for (const auto& e : events) {
+        h.now += 1;
+        h.send(e.id, e.ts, e.source);
+        if (std::uniform_int_distribution<int>(0, 19)(rng) == 0) h.timer();
+      }
+      EXPECT_TRUE(h.collector.emitted.size() == h.activations.size());  // nothing late
+      h.now += 6000;                                                    // both sources idle
+      h.timer();
+      std::int64_t min_ts = events[0].ts, max_ts = events[0].ts;
+      for (const auto& e : events) {
+        min_ts = std::min(min_ts, e.ts);
+        max_ts = std::max(max_ts, e.ts);
+      }
+      std::vector<Activation> expected;
+      for (std::int64_t end = (min_ts / slide + 1) * slide; end <= max_ts + length + slide;
+           end += slide) {
+        Activation a;
+        std::vector<std::pair<std::int64_t, std::int64_t>> in;  // ts, id: timestamp order
+        for (const auto& e : events) {
+          if (e.ts >= end - length && e.ts < end) in.emplace_back(e.ts, e.id);
+        }
+        std::stable_sort(in.begin(), in.end(),
+                         [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (auto [ts, id] : in) a.all.push_back(id);
+        a.start = end - length;
+        a.end = end;
+        expected.push_back(a);
+      }
+      // Among equal timestamps the order is arrival order, as stable_sort of
+      // the arrival sequence gives.
+      EXPECT_EQ(h.activations, with_deltas(expected));
+      EXPECT_EQ(h.collector.acked.size(), events.size());
+      EXPECT_EQ(std::set<std::int64_t>(h.collector.acked.begin(), h.collector.acked.end()).size(),
+                events.size());
+      EXPECT_TRUE(h.collector.failed.empty());
+      if (memory != kAllInMemory) {
+        EXPECT_GT(h.spilled(), 0u);
+      }
     }
-    // Among equal timestamps the order is arrival order, as stable_sort of
-    // the arrival sequence gives.
-    EXPECT_EQ(h.activations, with_deltas(expected));
-    EXPECT_EQ(h.collector.acked.size(), events.size());
-    EXPECT_TRUE(h.collector.failed.empty());
-  }
+}
+
+// A spilled chunk that cannot be read back is reported, naming the tuples;
+// the window goes on without them (they are not acked: their spouts replay
+// them at the message timeout), and later windows are whole.
+TEST(WindowedBolt, ASpilledChunkThatCannotBeReadIsReportedAndLeftOut) {
+  Harness h(with_memory(window_config(Count(6), Count(6)), 3));
+  for (int i = 0; i < 4; ++i) h.send(i);  // the 4th spills tuple 0 alone
+  ASSERT_EQ(h.spilled(), 1u);
+  auto store = h.store();
+  const std::string key = std::string("__window\0", 9) + std::string(8, '\0');
+  ASSERT_TRUE(store->get(key).has_value());
+  store->put(key, "garbage");
+  for (int i = 4; i < 12; ++i) h.send(i);
+  ASSERT_EQ(h.activations.size(), 2u);
+  EXPECT_EQ(h.activations[0].all, (Ids{1, 2, 3, 4, 5}));
+  EXPECT_EQ(h.activations[1].all, (Ids{6, 7, 8, 9, 10, 11}));
+  ASSERT_FALSE(h.collector.errors.empty());
+  EXPECT_NE(h.collector.errors[0].find("spilled window tuples 0..0 cannot be read back from the "
+                                       "state store"),
+            std::string::npos)
+      << h.collector.errors[0];
+  EXPECT_EQ(h.collector.acked, (Ids{1, 2, 3, 4, 5}));  // tuple 0 is not
+  EXPECT_FALSE(store->get(key).has_value());           // gone once evicted
 }
 
 TEST(WindowedBolt, LateTuplesGoToTheLateStreamAndAreAcked) {

@@ -267,6 +267,8 @@ std::vector<ConfigKeySpec> make_schema() {
        .description = "event time: ms between watermark computations"},
       {.name = "topology.bolts.watermark.idle.timeout.ms", .type = kInt, .min = 0,
        .description = "event time: an input silent this long stops holding the watermark (0: never)"},
+      {.name = "topology.bolts.window.max.tuples.in.memory", .type = kInt, .min = 1,
+       .description = "a windowed task keeps this many tuples in memory, spills older ones"},
       {.name = "topology.bolts.late.tuple.stream", .type = kString, .nullable = true,
        .description = "event time: the stream late tuples are emitted on (null: acked, dropped)"},
       {.name = "topology.state.provider", .type = kString, .nullable = true,

@@ -96,6 +96,7 @@ std::optional<WindowSettings> read_window_settings(const Config& config,
   at_least(keys::kTupleTimestampMaxLagMs, s.lag_ms, 0);
   at_least(keys::kWatermarkEventIntervalMs, s.watermark_interval_ms, 1);
   at_least(keys::kWatermarkIdleTimeoutMs, s.idle_timeout_ms, 0);
+  at_least(keys::kWindowMaxTuplesInMemory, s.max_in_memory, 1);
   if (!s.late_stream.empty() && !s.event_time()) {
     problems.push_back("windowed bolt '" + component + "': a late tuple stream ('" + s.late_stream +
                        "') needs event time: set a timestamp field (" +

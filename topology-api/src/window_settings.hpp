@@ -22,6 +22,8 @@ struct WindowSettings {
   std::int64_t watermark_interval_ms = 1000;
   std::int64_t idle_timeout_ms = 5000;  // 0: inputs never count as idle
   std::string late_stream;              // empty: late tuples are acked and dropped
+  // Tuples kept in memory; older ones spill to the task's state store.
+  std::int64_t max_in_memory = 1'000'000;
 
   bool event_time() const { return !timestamp_field.empty(); }
 };

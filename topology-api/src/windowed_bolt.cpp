@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "rstorm/state.hpp"
 #include "window_settings.hpp"
 
 namespace rstorm {
@@ -33,6 +36,60 @@ std::int64_t boundary_above(std::int64_t t, std::int64_t step) {
   if (t % step != 0 && t < 0) --q;  // floor division
   return (q + 1) * step;
 }
+
+// --- Spilled tuples -----------------------------------------------------
+//
+// A chunk of consecutive buffered tuples in the task's state store, under
+// "__window\0" + the big-endian global index of its first tuple: a u32
+// count, then per tuple its source (an index into the adapter's table of
+// streams), source task, values (StateCodec<Value>) and anchors. What changes
+// while a tuple is spilled (its ack value, whether it was failed) and its
+// timestamp stay in memory.
+
+constexpr std::string_view kSpillPrefix{"__window\0", 9};
+
+std::string spill_key(std::uint64_t first) {
+  std::string key(kSpillPrefix);
+  for (int shift = 56; shift >= 0; shift -= 8) key.push_back(static_cast<char>(first >> shift));
+  return key;
+}
+
+template <typename T>
+void put_raw(std::string& out, T v) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &v, sizeof(T));
+  out.append(bytes, sizeof(T));
+}
+
+class SpillReader {
+ public:
+  explicit SpillReader(std::string_view bytes) : bytes_(bytes) {}
+  template <typename T>
+  T raw() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, bytes_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return v;
+  }
+  std::string_view take(std::size_t n) {
+    need(n);
+    std::string_view out = bytes_.substr(at_, n);
+    at_ += n;
+    return out;
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  void need(std::size_t n) const {
+    if (bytes_.size() - at_ < n) {
+      throw std::runtime_error("truncated at byte " + std::to_string(at_) + " of " +
+                               std::to_string(bytes_.size()));
+    }
+  }
+  std::string_view bytes_;
+  std::size_t at_ = 0;
+};
 
 // Anchors what the bolt emits without anchors, during an activation, to the
 // window's tuples; everything else goes through unchanged.
@@ -76,6 +133,10 @@ class WindowedBoltAdapter final : public TimedBolt {
     s_ = *settings;
     out_ = &collector;
     collector_ = std::make_unique<WindowCollector>(collector);
+    context_.emplace(context);
+    spilled_counter_ = &context.counter("window_spilled_tuples",
+                                        "buffered tuples written to the task's state store "
+                                        "(topology.bolts.window.max.tuples.in.memory)");
     late_counter_ = &context.counter("window_late_tuples",
                                      "tuples behind the watermark, sent to the late stream or "
                                      "dropped (acked)");
@@ -93,6 +154,7 @@ class WindowedBoltAdapter final : public TimedBolt {
     } else {
       add_processing_time(input);
     }
+    maybe_spill();
   }
 
   std::chrono::milliseconds timer_period() const override {
@@ -106,12 +168,24 @@ class WindowedBoltAdapter final : public TimedBolt {
   void on_timer() override {
     if (s_.event_time()) {
       advance_watermark();
+      maybe_spill();  // what the new watermark passed may spill now
     } else if (s_.slide.unit == WindowSize::Unit::kDuration) {
       fire_time_windows(clock_());
     }
   }
 
-  void cleanup() override { bolt_->cleanup(); }
+  void cleanup() override {
+    bolt_->cleanup();
+    if (store_) {  // what is still spilled is not needed by anyone
+      std::vector<StateWrite> writes;
+      for (const Chunk& c : chunks_) writes.push_back({spill_key(c.first), std::nullopt});
+      try {
+        store_->apply(writes);
+      } catch (const std::exception&) {
+        // Removed by the next run of this task (open_store).
+      }
+    }
+  }
   void declare_output_fields(OutputFieldsDeclarer& declarer) override {
     bolt_->declare_output_fields(declarer);
   }
@@ -120,6 +194,16 @@ class WindowedBoltAdapter final : public TimedBolt {
   struct Event {
     Tuple tuple;
     std::int64_t ts;
+  };
+  // What stays in memory of a spilled tuple.
+  struct Spilled {
+    std::int64_t ts;
+    std::uint64_t ack_val;
+    bool completed;
+  };
+  struct Chunk {
+    std::uint64_t first;  // global index of its first tuple
+    std::uint32_t count;
   };
   // An upstream task, for the watermark.
   struct Source {
@@ -132,7 +216,11 @@ class WindowedBoltAdapter final : public TimedBolt {
   void add_processing_time(const Tuple& input) {
     // Arrival order is timestamp order even if the wall clock steps back.
     std::int64_t ts = clock_();
-    if (!events_.empty()) ts = std::max(ts, events_.back().ts);
+    if (!events_.empty()) {
+      ts = std::max(ts, events_.back().ts);
+    } else if (!spilled_.empty()) {
+      ts = std::max(ts, spilled_.back().ts);
+    }
     events_.push_back(Event{input, ts});
     if (s_.slide.unit == WindowSize::Unit::kCount && ++since_trigger_ >= s_.slide.value) {
       since_trigger_ = 0;
@@ -196,11 +284,11 @@ class WindowedBoltAdapter final : public TimedBolt {
       return;
     }
     // Count slides: every slide-th tuple below the watermark ends a window.
-    while (released_ < end_index() && at(released_).ts < watermark_) {
+    while (released_ < end_index() && ts_at(released_) < watermark_) {
       ++released_;
       if (++since_trigger_ >= s_.slide.value) {
         since_trigger_ = 0;
-        activate_count(released_, at(released_ - 1).ts + 1);
+        activate_count(released_, ts_at(released_ - 1) + 1);
       }
     }
   }
@@ -211,8 +299,8 @@ class WindowedBoltAdapter final : public TimedBolt {
   void fire_time_windows(std::int64_t limit) {
     const std::int64_t slide = s_.slide.value;
     if (next_end_ == kUnset) {
-      if (events_.empty()) return;
-      next_end_ = boundary_above(events_.front().ts, slide);
+      if (base_ == end_index()) return;
+      next_end_ = boundary_above(ts_at(base_), slide);
     }
     while (next_end_ <= limit) {
       const std::int64_t end_ts = next_end_;
@@ -225,7 +313,7 @@ class WindowedBoltAdapter final : public TimedBolt {
       if (begin < end) continue;
       // An empty window: skip to the first one the next tuple enters.
       if (end < end_index()) {
-        next_end_ = std::max(next_end_, boundary_above(at(end).ts, slide));
+        next_end_ = std::max(next_end_, boundary_above(ts_at(end), slide));
       } else {
         next_end_ = s_.event_time() ? kUnset : std::max(next_end_, boundary_above(limit, slide));
         return;
@@ -250,15 +338,19 @@ class WindowedBoltAdapter final : public TimedBolt {
     if (begin == end) return;
     std::vector<const Tuple*> tuples;
     tuples.reserve(end - begin);
-    for (std::uint64_t i = begin; i < end; ++i) tuples.push_back(&at(i).tuple);
+    for (std::uint64_t i = begin; i < end; ++i) {
+      if (const Tuple* t = tuple_at(i)) tuples.push_back(t);
+    }
     std::vector<const Tuple*> fresh;
     const std::uint64_t new_from = activated_ ? std::max(begin, prev_end_) : begin;
-    for (std::uint64_t i = new_from; i < end; ++i) fresh.push_back(&at(i).tuple);
+    for (std::uint64_t i = new_from; i < end; ++i) {
+      if (const Tuple* t = tuple_at(i)) fresh.push_back(t);
+    }
     std::vector<const Tuple*> expired;
     expired.reserve(expired_.size());
     for (const auto& t : expired_) expired.push_back(&t);
     const std::int64_t start_ts =
-        s_.length.unit == WindowSize::Unit::kDuration ? end_ts - s_.length.value : at(begin).ts;
+        s_.length.unit == WindowSize::Unit::kDuration ? end_ts - s_.length.value : ts_at(begin);
     TupleWindow window(std::move(tuples), std::move(fresh), std::move(expired), start_ts, end_ts);
     collector_->set_window(&window.get());
     activations_->inc();
@@ -270,6 +362,7 @@ class WindowedBoltAdapter final : public TimedBolt {
       window_failed(window, "a non-standard exception");
     }
     collector_->set_window(nullptr);
+    release_loaded();  // spilled tuples keep what the activation changed
     expired_.clear();
     prev_begin_ = begin;
     prev_end_ = end;
@@ -290,6 +383,21 @@ class WindowedBoltAdapter final : public TimedBolt {
   // Acks every tuple before `index`; those of the last activated window are
   // kept for the next activation's get_expired().
   void evict_before(std::uint64_t index) {
+    while (base_ < index && base_ < mem_base_) {  // spilled tuples first
+      Tuple* t = tuple_at(base_);
+      if (t != nullptr) {
+        out_->ack(*t);
+        if (activated_ && base_ >= prev_begin_ && base_ < prev_end_) {
+          expired_.push_back(std::move(*t));
+        }
+      }
+      spilled_.pop_front();
+      ++base_;
+      if (!chunks_.empty() && base_ >= chunks_.front().first + chunks_.front().count) {
+        drop_chunk(chunks_.front());
+        chunks_.pop_front();
+      }
+    }
     while (base_ < index && !events_.empty()) {
       Event& e = events_.front();
       out_->ack(e.tuple);
@@ -298,19 +406,225 @@ class WindowedBoltAdapter final : public TimedBolt {
       }
       events_.pop_front();
       ++base_;
+      ++mem_base_;
     }
     released_ = std::max(released_, base_);
+    loaded_.clear();  // evicted: nothing to keep
   }
 
-  // --- Indexing: events_ holds global indices [base_, base_ + size) -------
+  // --- Spilling: the oldest buffered tuples go to the state store --------
 
-  std::uint64_t end_index() const { return base_ + events_.size(); }
-  Event& at(std::uint64_t index) { return events_[static_cast<std::size_t>(index - base_)]; }
+  // Spills the oldest tuples in memory beyond s_.max_in_memory, in chunks,
+  // as far as none of them can still be preceded by a tuple yet to come (in
+  // event time: below the watermark; in processing time: all).
+  void maybe_spill() {
+    if (spill_broken_ || static_cast<std::int64_t>(events_.size()) <= s_.max_in_memory) return;
+    if (s_.event_time() && watermark_ == kUnset) return;
+    // Chunks of up to 256 tuples (half the limit when it is small), so that
+    // one store write and one read carry many tuples.
+    const std::size_t chunk =
+        static_cast<std::size_t>(std::clamp<std::int64_t>(s_.max_in_memory / 2, 1, kChunkTuples));
+    while (static_cast<std::int64_t>(events_.size()) > s_.max_in_memory) {
+      std::size_t n =
+          std::min(events_.size(),
+                   std::max(chunk, events_.size() - static_cast<std::size_t>(s_.max_in_memory)));
+      if (s_.event_time()) {
+        std::size_t below = 0;
+        while (below < n && events_[below].ts < watermark_) ++below;
+        n = below;
+      }
+      if (n == 0) return;
+      if (!spill_front(n)) return;
+    }
+  }
+
+  bool spill_front(std::size_t n) {
+    std::string chunk;
+    put_raw<std::uint32_t>(chunk, static_cast<std::uint32_t>(n));
+    for (std::size_t i = 0; i < n; ++i) encode_tuple(events_[i].tuple, chunk);
+    const std::uint64_t first = mem_base_;
+    try {
+      if (!store_) open_store();
+      store_->put(spill_key(first), chunk);
+    } catch (const std::exception& e) {
+      spill_broken_ = true;
+      out_->report_error(std::string("cannot spill window tuples to the state store, keeping them "
+                                     "in memory from now on: ") +
+                         e.what());
+      return false;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const Tuple& t = events_.front().tuple;
+      spilled_.push_back(Spilled{events_.front().ts, t.ack_val(), t.completed()});
+      events_.pop_front();
+    }
+    chunks_.push_back(Chunk{first, static_cast<std::uint32_t>(n)});
+    mem_base_ += n;
+    spilled_counter_->inc(n);
+    return true;
+  }
+
+  // Opens the task's store and removes what an earlier run of the task left.
+  void open_store() {
+    store_ = context_->state_store();
+    std::vector<StateWrite> stale;
+    for (auto& [key, value] : store_->scan_prefix(kSpillPrefix)) {
+      stale.push_back({std::move(key), std::nullopt});
+    }
+    if (!stale.empty()) store_->apply(stale);
+  }
+
+  void encode_tuple(const Tuple& t, std::string& out) {
+    put_raw<std::uint32_t>(out, source_index(t.source()));
+    put_raw<std::int32_t>(out, t.source_task().value);
+    put_raw<std::uint32_t>(out, static_cast<std::uint32_t>(t.values().size()));
+    for (const Value& v : t.values()) {
+      const std::string bytes = StateCodec<Value>::encode(v);
+      put_raw<std::uint32_t>(out, static_cast<std::uint32_t>(bytes.size()));
+      out += bytes;
+    }
+    const MessageAnchors& anchors = t.anchors();
+    put_raw<std::uint32_t>(out, static_cast<std::uint32_t>(anchors.size()));
+    for (std::size_t i = 0; i < anchors.size(); ++i) {
+      put_raw<std::uint64_t>(out, anchors[i].root);
+      put_raw<std::uint64_t>(out, anchors[i].edge);
+    }
+  }
+
+  std::uint32_t source_index(const StreamInfo* source) {
+    for (std::size_t i = 0; i < sources_seen_.size(); ++i) {
+      if (sources_seen_[i] == source) return static_cast<std::uint32_t>(i);
+    }
+    sources_seen_.push_back(source);
+    return static_cast<std::uint32_t>(sources_seen_.size() - 1);
+  }
+
+  std::vector<Tuple> decode_chunk(std::string_view bytes) {
+    SpillReader in(bytes);
+    const auto n = in.raw<std::uint32_t>();
+    // A tuple takes at least 16 bytes: a count that says more is damage, not
+    // a reason to allocate.
+    if (n > bytes.size() / 16) {
+      throw std::runtime_error("claims " + std::to_string(n) + " tuples in " +
+                               std::to_string(bytes.size()) + " bytes");
+    }
+    std::vector<Tuple> out;
+    out.reserve(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const auto source = in.raw<std::uint32_t>();
+      const auto task = in.raw<std::int32_t>();
+      if (source >= sources_seen_.size()) {
+        throw std::runtime_error("unknown source stream " + std::to_string(source));
+      }
+      Values values;
+      const auto count = in.raw<std::uint32_t>();
+      for (std::uint32_t k = 0; k < count; ++k) {
+        const auto size = in.raw<std::uint32_t>();
+        values.push_back(StateCodec<Value>::decode(in.take(size)));
+      }
+      Tuple t(sources_seen_[source], TaskId(task), std::move(values));
+      const auto anchors = in.raw<std::uint32_t>();
+      for (std::uint32_t k = 0; k < anchors; ++k) {
+        const auto root = in.raw<std::uint64_t>();
+        const auto edge = in.raw<std::uint64_t>();
+        t.mutable_anchors().xor_in(root, edge);
+      }
+      out.push_back(std::move(t));
+    }
+    if (!in.done()) throw std::runtime_error("trailing bytes");
+    return out;
+  }
+
+  // The chunk holding spilled `index`, loaded (and kept until
+  // release_loaded()); nullptr when it cannot be read (reported once: its
+  // tuples are then neither in a window nor acked, and their spouts replay
+  // them at the message timeout).
+  std::vector<Tuple>* load_chunk_of(std::uint64_t index) {
+    auto chunk = std::upper_bound(chunks_.begin(), chunks_.end(), index,
+                                  [](std::uint64_t i, const Chunk& c) { return i < c.first; });
+    if (chunk == chunks_.begin()) return nullptr;
+    --chunk;
+    if (auto it = loaded_.find(chunk->first); it != loaded_.end()) {
+      return it->second.empty() ? nullptr : &it->second;
+    }
+    std::vector<Tuple> tuples;
+    try {
+      auto bytes = store_->get(spill_key(chunk->first));
+      if (!bytes) throw std::runtime_error("missing");
+      tuples = decode_chunk(*bytes);
+      if (tuples.size() != chunk->count) {
+        throw std::runtime_error("holds " + std::to_string(tuples.size()) + " tuples, expected " +
+                                 std::to_string(chunk->count));
+      }
+    } catch (const std::exception& e) {
+      out_->report_error("spilled window tuples " + std::to_string(chunk->first) + ".." +
+                         std::to_string(chunk->first + chunk->count - 1) +
+                         " cannot be read back from the state store (" + e.what() +
+                         "): left out of their windows; their spouts replay them");
+      tuples.clear();
+    }
+    // What changed while they were spilled.
+    for (std::size_t i = 0; i < tuples.size(); ++i) {
+      if (chunk->first + i < base_) continue;  // evicted already
+      const Spilled& meta = spilled_[static_cast<std::size_t>(chunk->first + i - base_)];
+      tuples[i].xor_ack_val(meta.ack_val);
+      if (meta.completed) tuples[i].mark_completed();
+    }
+    auto& slot = loaded_[chunk->first];
+    slot = std::move(tuples);
+    return slot.empty() ? nullptr : &slot;
+  }
+
+  // Writes back what an activation changed in loaded spilled tuples (their
+  // ack values, failures) and lets them go.
+  void release_loaded() {
+    for (auto& [first, tuples] : loaded_) {
+      for (std::size_t i = 0; i < tuples.size(); ++i) {
+        if (first + i < base_) continue;
+        Spilled& meta = spilled_[static_cast<std::size_t>(first + i - base_)];
+        meta.ack_val = tuples[i].ack_val();
+        meta.completed = tuples[i].completed();
+      }
+    }
+    loaded_.clear();
+  }
+
+  void drop_chunk(const Chunk& chunk) {
+    loaded_.erase(chunk.first);
+    try {
+      store_->remove(spill_key(chunk.first));
+    } catch (const std::exception& e) {
+      out_->report_error(std::string("cannot remove spilled window tuples: ") + e.what());
+    }
+  }
+
+  // --- Indexing: global indices [base_, mem_base_) are spilled (spilled_),
+  // [mem_base_, end_index()) in memory (events_) -------------------------
+
+  std::uint64_t end_index() const { return mem_base_ + events_.size(); }
+  std::int64_t ts_at(std::uint64_t index) const {
+    if (index < mem_base_) return spilled_[static_cast<std::size_t>(index - base_)].ts;
+    return events_[static_cast<std::size_t>(index - mem_base_)].ts;
+  }
+  // The tuple at `index`; a spilled one is loaded (see load_chunk_of).
+  Tuple* tuple_at(std::uint64_t index) {
+    if (index >= mem_base_) return &events_[static_cast<std::size_t>(index - mem_base_)].tuple;
+    std::vector<Tuple>* chunk = load_chunk_of(index);
+    if (chunk == nullptr) return nullptr;
+    auto c = std::upper_bound(chunks_.begin(), chunks_.end(), index,
+                              [](std::uint64_t i, const Chunk& k) { return i < k.first; });
+    return &(*chunk)[static_cast<std::size_t>(index - std::prev(c)->first)];
+  }
   // The first index whose timestamp is at or after `ts`.
   std::uint64_t first_at_or_after(std::int64_t ts) const {
+    if (!spilled_.empty() && spilled_.back().ts >= ts) {
+      auto it = std::lower_bound(spilled_.begin(), spilled_.end(), ts,
+                                 [](const Spilled& e, std::int64_t t) { return e.ts < t; });
+      return base_ + static_cast<std::uint64_t>(it - spilled_.begin());
+    }
     auto it = std::lower_bound(events_.begin(), events_.end(), ts,
                                [](const Event& e, std::int64_t t) { return e.ts < t; });
-    return base_ + static_cast<std::uint64_t>(it - events_.begin());
+    return mem_base_ + static_cast<std::uint64_t>(it - events_.begin());
   }
 
   std::unique_ptr<WindowedBolt> bolt_;
@@ -321,8 +635,19 @@ class WindowedBoltAdapter final : public TimedBolt {
   CounterMetric* late_counter_ = nullptr;
   CounterMetric* activations_ = nullptr;
 
+  static constexpr std::int64_t kChunkTuples = 256;
+
   std::deque<Event> events_;    // timestamp order, then arrival order
-  std::uint64_t base_ = 0;      // global index of events_.front()
+  std::uint64_t base_ = 0;      // global index of the oldest buffered tuple
+  std::uint64_t mem_base_ = 0;  // global index of events_.front()
+  std::deque<Spilled> spilled_;                         // [base_, mem_base_): in the state store
+  std::deque<Chunk> chunks_;                            // how they are stored, oldest first
+  std::map<std::uint64_t, std::vector<Tuple>> loaded_;  // chunks read back, by first index
+  std::vector<const StreamInfo*> sources_seen_;         // spilled tuples' sources
+  std::shared_ptr<StateStore> store_;                   // opened on the first spill
+  std::optional<TopologyContext> context_;
+  bool spill_broken_ = false;
+  CounterMetric* spilled_counter_ = nullptr;
   std::vector<Tuple> expired_;  // left the last activated window since it ran
   bool activated_ = false;
   std::uint64_t prev_begin_ = 0;  // the last activated window, global indices

@@ -176,6 +176,10 @@ inline constexpr std::string_view kTupleTimestampMaxLagMs =
     "topology.bolts.tuple.timestamp.max.lag.ms";
 inline constexpr std::string_view kWatermarkEventIntervalMs =
     "topology.bolts.watermark.event.interval.ms";
+// rstorm's own: a windowed bolt task keeps at most this many tuples in
+// memory and spills older ones to its state store (RocksDB on a cluster).
+inline constexpr std::string_view kWindowMaxTuplesInMemory =
+    "topology.bolts.window.max.tuples.in.memory";
 // rstorm's own: an upstream task silent this long no longer holds the
 // watermark back (Flink's idleness).
 inline constexpr std::string_view kWatermarkIdleTimeoutMs =

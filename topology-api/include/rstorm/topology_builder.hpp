@@ -160,6 +160,11 @@ class WindowedBoltDeclarer : public BoltDeclarerBase<WindowedBoltDeclarer> {
   WindowedBoltDeclarer& with_late_tuple_stream(std::string stream) {
     return set(keys::kLateTupleStream, std::move(stream));
   }
+  // Each task keeps at most this many buffered tuples in memory; older ones
+  // spill to its state store (default 1,000,000).
+  WindowedBoltDeclarer& with_max_tuples_in_memory(std::int64_t tuples) {
+    return set(keys::kWindowMaxTuplesInMemory, tuples);
+  }
 
  private:
   WindowedBoltDeclarer& set(std::string_view key, ConfigValue value) {

@@ -44,6 +44,13 @@
 //    topology.max.spout.pending, and a time window's below the message timeout:
 //    build() refuses a topology that cannot work (see below).
 //  - An empty window is not activated.
+//  - Memory: a task keeps at most topology.bolts.window.max.tuples.in.memory
+//    (1,000,000) buffered tuples in memory; older ones spill, in chunks, to
+//    the task's state store (rstorm/state.hpp; RocksDB on a cluster), and are
+//    read back for the activations whose windows reach them. In event time
+//    only tuples below the watermark spill. A chunk that cannot be read back
+//    is reported (report_error) and its tuples are left out of their windows
+//    and not acked: their spouts replay them at the message timeout.
 //
 // Checked when the topology is built (errors name the component): one length
 // and at most one slide (default: the length, a tumbling window), each > 0; a
