@@ -10,12 +10,16 @@
 #include <rstorm/local_cluster.hpp>
 
 #include "tests/common/poll.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace rstorm::examples {
 namespace {
 
-TEST(TopWords, EveryWindowsRankingMatchesTheClicksAndEveryClickIsAckedOnce) {
-  constexpr std::int64_t kClicks = 20000, kWindow = 4000, kSlide = 1000, kDisorder = 400, kTop = 3;
+constexpr std::int64_t kClicks = 20000, kWindow = 4000, kSlide = 1000, kDisorder = 400, kTop = 3;
+
+// Runs the topology over kClicks clicks with `extra` config and checks every
+// window and every ack.
+void check_top_words(const Config& extra) {
   Config conf;
   conf.set("topwords.events.limit", kClicks);
   conf.set("topwords.window.ms", kWindow);
@@ -26,6 +30,7 @@ TEST(TopWords, EveryWindowsRankingMatchesTheClicksAndEveryClickIsAckedOnce) {
   conf.set("topology.message.timeout.secs", 120);
   // The stream's end: the counters flush their last windows 1 s after it.
   conf.set(std::string(keys::kWatermarkIdleTimeoutMs), 1000);
+  conf.merge(extra);
   auto ledger = std::make_shared<TopWordsLedger>();
   auto topology = build_top_words(conf, ledger);
   ASSERT_TRUE(topology.ok()) << topology.status().message();
@@ -64,6 +69,27 @@ TEST(TopWords, EveryWindowsRankingMatchesTheClicksAndEveryClickIsAckedOnce) {
   ASSERT_NE(count, nullptr);
   EXPECT_EQ(count->executed, static_cast<std::uint64_t>(kClicks));
   EXPECT_EQ(count->failed, 0u);
+}
+
+TEST(TopWords, EveryWindowsRankingMatchesTheClicksAndEveryClickIsAckedOnce) {
+  check_top_words(Config());
+}
+
+// The same with the counters keeping 100 clicks in memory and spilling the
+// rest of their windows (about 4,000 clicks each) to RocksDB.
+TEST(TopWords, TheSameWithTheWindowsSpilledToRocksDb) {
+  rstorm::testing::TempDir dir;
+  Config spill;
+  spill.set(std::string(keys::kWindowMaxTuplesInMemory), 100);
+  spill.set("topology.state.provider", "rocksdb");
+  spill.set("topology.state.rocksdb.dir", dir.path().string());
+  check_top_words(spill);
+  // The counters' tasks opened their stores: they spilled.
+  int stores = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path())) {
+    if (entry.is_directory() && entry.path().filename().string().rfind("task-", 0) == 0) ++stores;
+  }
+  EXPECT_GT(stores, 0) << "no task spilled under " << dir.path();
 }
 
 }  // namespace
