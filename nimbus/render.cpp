@@ -10,6 +10,16 @@
 #include "scheduler/cluster_state.hpp"
 
 namespace rstorm::nimbus {
+
+std::string time_text(std::int64_t ms) {
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -32,16 +42,6 @@ std::string stall_text(const thrift::StallInfo& s) {
   return "no progress for " + std::to_string(s.stalled_secs) + " s: " + std::to_string(s.pending) +
          " trees pending at " + join(s.stalled_spouts) + "; tuples queued at " + join(s.queued) +
          "; queues full: " + join(s.full_queues);
-}
-
-// "2026-11-24 20:31:05 UTC".
-std::string time_text(std::int64_t ms) {
-  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
 }
 
 // "127.0.0.1:6700: exit code 1, restarted 4 times since 20:31:05 (last 20:31:40): <reason>".

@@ -2,11 +2,15 @@
 // and as JSON (--json) for programs. Stateless functions, thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "rstorm_thrift/rstorm_types.h"
 
 namespace rstorm::nimbus {
+
+// A time in ms since the epoch as "2026-11-24 20:31:05 UTC".
+std::string time_text(std::int64_t ms);
 
 // `rstorm list`: one line per topology.
 std::string render_list_text(const thrift::ClusterSummary& cluster);

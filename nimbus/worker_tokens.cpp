@@ -2,24 +2,15 @@
 
 #include <charconv>
 #include <cmath>
-#include <ctime>
 
 #include "common/security/secrets.hpp"
 #include "common/thrift/codec.hpp"
+#include "nimbus/render.hpp"
 
 namespace rstorm::nimbus {
 namespace {
 
 constexpr std::size_t kKeyBytes = 32;  // HMAC-SHA256 with 256-bit keys
-
-std::string utc(std::int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 Status denied(const std::string& message) {
   return Status(ErrorCode::kPermissionDenied, message);
@@ -87,7 +78,7 @@ Result<thrift::WorkerTokenInfo> check_worker_token(
     return denied(what + " is forged or damaged (its signature does not match)");
   }
   if (now_ms >= info->expiration_ms) {
-    return denied(what + " expired at " + utc(info->expiration_ms));
+    return denied(what + " expired at " + time_text(info->expiration_ms));
   }
   return info;
 }

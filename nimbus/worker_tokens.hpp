@@ -44,7 +44,7 @@ thrift::WorkerToken sign_worker_token(const thrift::WorkerTokenInfo& info, std::
 // version names (`key_of`; nullopt: no such key) and it has not expired at
 // `now_ms`. kPermissionDenied otherwise, saying what is wrong: "worker token
 // for topology 'wc-1' is forged or damaged (its signature does not match)",
-// "... expired at 2026-11-27T10:00:00Z", "... signed by key version 3, which
+// "... expired at 2026-11-27 10:00:00 UTC", "... signed by key version 3, which
 // nimbus does not have (any more)", "worker token cannot be read: ...".
 Result<thrift::WorkerTokenInfo> check_worker_token(
     const thrift::WorkerToken& token,

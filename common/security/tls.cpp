@@ -135,6 +135,27 @@ void ignore_sigpipe() {
   }
 }
 
+template <typename Factory>
+Status load_own_certificate(Factory& factory, const TlsFiles& files) {
+  try {
+    factory.loadCertificate(files.cert.c_str());
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "cannot load the TLS certificate " + files.cert + ": " + e.what());
+  }
+  try {
+    factory.loadPrivateKey(files.key.c_str());
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "cannot load the TLS key " + files.key + ": " + e.what());
+  }
+  if (SSL_CTX_check_private_key(factory.context()) != 1) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "the TLS key " + files.key + " does not match the certificate " + files.cert);
+  }
+  return Status::ok();
+}
+
 // `files.cert` and `.key` may both be empty on a client that presents no
 // certificate.
 template <typename Factory>
@@ -154,30 +175,8 @@ Status load(Factory& factory, const TlsFiles& files) {
   if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
     return Status(ErrorCode::kInternal, "cannot set the TLS 1.2 floor: " + openssl_errors());
   }
-  if (!own_certificate) {
-    try {
-      factory.loadTrustedCertificates(files.ca.c_str());
-    } catch (const std::exception& e) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "cannot load the TLS CA bundle " + files.ca + ": " + e.what());
-    }
-    return Status::ok();
-  }
-  try {
-    factory.loadCertificate(files.cert.c_str());
-  } catch (const std::exception& e) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "cannot load the TLS certificate " + files.cert + ": " + e.what());
-  }
-  try {
-    factory.loadPrivateKey(files.key.c_str());
-  } catch (const std::exception& e) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "cannot load the TLS key " + files.key + ": " + e.what());
-  }
-  if (SSL_CTX_check_private_key(ctx) != 1) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "the TLS key " + files.key + " does not match the certificate " + files.cert);
+  if (own_certificate) {
+    if (Status s = load_own_certificate(factory, files); !s) return s;
   }
   try {
     factory.loadTrustedCertificates(files.ca.c_str());

@@ -535,15 +535,11 @@ class WindowedBoltAdapter final : public TimedBolt {
     return out;
   }
 
-  // The chunk holding spilled `index`, loaded (and kept until
-  // release_loaded()); nullptr when it cannot be read (reported once: its
-  // tuples are then neither in a window nor acked, and their spouts replay
+  // The tuples of `chunk` (one of chunks_), read back and kept until
+  // release_loaded(); nullptr when they cannot be read (reported each time:
+  // they are then neither in a window nor acked, and their spouts replay
   // them at the message timeout).
-  std::vector<Tuple>* load_chunk_of(std::uint64_t index) {
-    auto chunk = std::upper_bound(chunks_.begin(), chunks_.end(), index,
-                                  [](std::uint64_t i, const Chunk& c) { return i < c.first; });
-    if (chunk == chunks_.begin()) return nullptr;
-    --chunk;
+  std::vector<Tuple>* load_chunk(const Chunk* chunk) {
     if (auto it = loaded_.find(chunk->first); it != loaded_.end()) {
       return it->second.empty() ? nullptr : &it->second;
     }
@@ -606,14 +602,16 @@ class WindowedBoltAdapter final : public TimedBolt {
     if (index < mem_base_) return spilled_[static_cast<std::size_t>(index - base_)].ts;
     return events_[static_cast<std::size_t>(index - mem_base_)].ts;
   }
-  // The tuple at `index`; a spilled one is loaded (see load_chunk_of).
+  // The tuple at `index`; a spilled one is loaded (see load_chunk).
   Tuple* tuple_at(std::uint64_t index) {
     if (index >= mem_base_) return &events_[static_cast<std::size_t>(index - mem_base_)].tuple;
-    std::vector<Tuple>* chunk = load_chunk_of(index);
-    if (chunk == nullptr) return nullptr;
-    auto c = std::upper_bound(chunks_.begin(), chunks_.end(), index,
-                              [](std::uint64_t i, const Chunk& k) { return i < k.first; });
-    return &(*chunk)[static_cast<std::size_t>(index - std::prev(c)->first)];
+    // The chunk holding it: the last one starting at or before it.
+    const Chunk& chunk =
+        *std::prev(std::upper_bound(chunks_.begin(), chunks_.end(), index,
+                                    [](std::uint64_t i, const Chunk& c) { return i < c.first; }));
+    std::vector<Tuple>* tuples = load_chunk(&chunk);
+    if (tuples == nullptr) return nullptr;
+    return &(*tuples)[static_cast<std::size_t>(index - chunk.first)];
   }
   // The first index whose timestamp is at or after `ts`.
   std::uint64_t first_at_or_after(std::int64_t ts) const {
