@@ -282,6 +282,14 @@ std::string explain_tls_failure(const std::string& what, bool tls) {
            " (the client's certificate was refused: none presented, or not signed by a CA "
            "the server trusts)";
   }
+  if (has("Broken pipe") || has("EPIPE") || has("reset by peer") || has("ECONNRESET")) {
+    // TLS 1.3 ends the client's side of the handshake before the server has
+    // checked the client's certificate: a refusal shows as a closed socket.
+    return what +
+           " (the server closed the connection after the TLS handshake: with TLS 1.3 that is "
+           "how it refuses a client certificate it does not trust; is the client's certificate "
+           "signed by the server's CA?)";
+  }
   if (has("certificate verify failed") || has("SSL_get_verify_result")) {
     return what + " (the peer's certificate does not chain to the configured CA bundle)";
   }
