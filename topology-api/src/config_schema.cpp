@@ -279,6 +279,19 @@ std::vector<ConfigKeySpec> make_schema() {
       {.name = "topology.state.rocksdb.dir", .type = kString, .nullable = true,
        .description = "folder of the RocksDB state stores, <dir>/<topology id>/task-<id> (null: "
                       "<worker dir>/state; local mode: <storm.local.dir>/state/<topology name>)"},
+      {.name = "topology.state.checkpointing", .type = kBool,
+       .description = "take checkpoints of the tasks' keyed state and restore them on restart"},
+      {.name = "topology.state.checkpoint.interval.ms", .type = kInt, .min = 100,
+       .description = "ms between the starts of two checkpoints"},
+      {.name = "topology.state.checkpoint.store", .type = kString, .nullable = true,
+       .one_of = {"memory", "folder"},
+       .description = "where checkpoints are kept: memory (one process) or folder (null: memory "
+                      "in local mode, folder on a cluster)"},
+      {.name = "topology.state.checkpoint.dir", .type = kString, .nullable = true,
+       .description = "folder of the folder checkpoint store, <dir>/<topology>/ (null: "
+                      "<storm.local.dir>/checkpoints)"},
+      {.name = "topology.state.checkpoint.retained", .type = kInt, .min = 1,
+       .description = "complete checkpoints kept; older ones are removed"},
       {.name = "topology.component.resources.onheap.memory.mb", .type = kNumber, .min = 0,
        .description = "Storm's per-executor memory default; not read (the builder's is 128)"},
       {.name = "topology.component.resources.offheap.memory.mb", .type = kNumber, .min = 0,

@@ -67,6 +67,13 @@ std::size_t InMemoryStateStore::size() const {
   return data_.size();
 }
 
+bool StateBackend::holds(TaskId) { return true; }
+
+bool InMemoryStateBackend::holds(TaskId task) {
+  std::lock_guard lock(mutex_);
+  return stores_.count(task) != 0;
+}
+
 std::shared_ptr<StateStore> InMemoryStateBackend::open(TaskId task, std::string_view) {
   std::lock_guard lock(mutex_);
   auto& store = stores_[task];

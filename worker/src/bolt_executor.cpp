@@ -1,6 +1,7 @@
 #include "rstorm/worker/bolt_executor.hpp"
 
 #include <algorithm>
+#include <deque>
 
 namespace rstorm::worker {
 
@@ -12,6 +13,15 @@ struct BoltExecutor::Task {
   std::int64_t next_timer_ns = 0;
   std::unique_ptr<TopologyContext> context;
   std::unique_ptr<Collector> collector;
+  // Checkpoints: the one being aligned (0: none), the last one stored, which
+  // upstream tasks (index: position in the component's upstream_tasks)
+  // delivered its barrier, and what came from them since, in order.
+  std::int64_t aligning = 0;
+  std::int64_t last_stored = 0;
+  std::vector<char> blocked;
+  std::size_t blocked_count = 0;
+  std::int64_t aligning_since_ns = 0;
+  std::deque<Envelope> held;
 };
 
 class BoltExecutor::Collector final : public OutputCollector {
@@ -117,6 +127,7 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                           Fields{"rate_secs"}, true};
   const std::int64_t tick_secs = config_int(c.config, keys::kTopologyTickTupleFreqSecs, 0);
   tick_period_ns_ = tick_secs > 0 ? tick_secs * 1'000'000'000 : 0;
+  checkpointing_ = env.plan->checkpoint.enabled;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     auto t = std::make_unique<Task>();
     t->id = plan.tasks[i];
@@ -127,6 +138,7 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                                                    env.plan->state_backend);
     t->collector = std::make_unique<Collector>(*this, t->id);
     if (dynamic_cast<TimedBolt*>(t->bolt.get()) != nullptr) has_timed_bolt_ = true;
+    t->blocked.assign(c.upstream_tasks.size(), 0);
     tasks_.push_back(std::move(t));
   }
 }
@@ -202,8 +214,12 @@ void BoltExecutor::run() {
     for (int i = 0; i < 4 && queue_.try_pop(batch); ++i) {
       work = true;
       for (auto& e : batch) {
-        if (e.kind != MessageKind::kTuple) continue;
-        execute(*tasks_[static_cast<std::size_t>(e.dest.value - first_task)], e.tuple);
+        Task& task = *tasks_[static_cast<std::size_t>(e.dest.value - first_task)];
+        if (checkpointing_) {
+          receive(task, e);
+        } else if (e.kind == MessageKind::kTuple) {
+          execute(task, e.tuple);
+        }
       }
     }
     if (tick_period_ns_ > 0 && now_ns() >= next_tick_ns_) {
@@ -261,6 +277,61 @@ void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {
     record_latency(stats_.execute_ns, stats_.execute_samples, stats_.execute_latency,
                    elapsed > waited ? elapsed - waited : 0);
   }
+}
+
+void BoltExecutor::receive(Task& task, Envelope& e) {
+  if (task.aligning != 0) {
+    const auto& up = plan_.component->upstream_tasks;
+    const TaskId from = e.tuple.source_task();
+    auto it = std::lower_bound(up.begin(), up.end(), from);
+    if (it != up.end() && *it == from && task.blocked[static_cast<std::size_t>(it - up.begin())]) {
+      task.held.push_back(std::move(e));
+      return;
+    }
+  }
+  if (e.kind == MessageKind::kBarrier) {
+    on_barrier(task, static_cast<std::int64_t>(e.root()), e.task());
+  } else if (e.kind == MessageKind::kTuple) {
+    execute(task, e.tuple);
+  }
+}
+
+void BoltExecutor::on_barrier(Task& task, std::int64_t id, TaskId from) {
+  if (id <= task.last_stored) return;  // of a checkpoint given up on
+  if (task.aligning != 0 && id > task.aligning) {
+    // A newer checkpoint's barrier before the one aligned was complete: that
+    // one was given up on (a barrier lost with a worker). Start over.
+    release(task);
+  }
+  const auto& up = plan_.component->upstream_tasks;
+  auto it = std::lower_bound(up.begin(), up.end(), from);
+  if (it == up.end() || *it != from) {
+    report_error(task.id, "checkpoint " + std::to_string(id) + ": a barrier from task " +
+                              std::to_string(from.value) + ", which does not send to this one");
+    return;
+  }
+  if (task.aligning == 0) {
+    task.aligning = id;
+    task.aligning_since_ns = now_ns();
+  }
+  char& b = task.blocked[static_cast<std::size_t>(it - up.begin())];
+  if (b) return;
+  b = 1;
+  if (++task.blocked_count < up.size()) return;
+  bump(stats_.checkpoint_alignment_ns,
+       static_cast<std::uint64_t>(now_ns() - task.aligning_since_ns));
+  complete_barrier(task.id, id);
+  task.last_stored = id;
+  release(task);
+}
+
+void BoltExecutor::release(Task& task) {
+  task.aligning = 0;
+  task.blocked_count = 0;
+  std::fill(task.blocked.begin(), task.blocked.end(), 0);
+  std::deque<Envelope> held;
+  held.swap(task.held);
+  for (auto& e : held) receive(task, e);
 }
 
 void BoltExecutor::run_timer(Task& task) {

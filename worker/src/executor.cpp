@@ -116,4 +116,38 @@ void Executor::report_error(TaskId task, std::string_view what) {
   errors_not_logged_ = 0;
 }
 
+void Executor::complete_barrier(TaskId task, std::int64_t id) {
+  const TopologyPlan& plan = *env_.plan;
+  const std::int64_t start = now_ns();
+  std::uint64_t bytes = kCheckpointPartFailed;
+  try {
+    StateEntries entries;
+    if (plan.state_backend->holds(task)) {
+      entries = plan.state_backend->open(task, plan_.component->id)->scan_prefix("");
+    }
+    const std::string part = encode_task_snapshot(id, task, entries);
+    api::Status stored = plan.checkpoint_store->put(id, task, part);
+    if (stored.is_ok()) {
+      bytes = part.size();
+    } else {
+      report_error(task, "checkpoint " + std::to_string(id) + ": " + stored.message());
+    }
+  } catch (const std::exception& e) {
+    report_error(task, "checkpoint " + std::to_string(id) +
+                           ": cannot snapshot the state store: " + e.what());
+  }
+  if (bytes == kCheckpointPartFailed) {
+    bump(stats_.checkpoint_part_failures);
+  } else {
+    bump(stats_.checkpoint_parts);
+    bump(stats_.checkpoint_bytes, bytes);
+  }
+  bump(stats_.checkpoint_snapshot_ns, static_cast<std::uint64_t>(now_ns() - start));
+  for (TaskId d : plan_.component->downstream_tasks) {
+    emitter_.send_control(d, MessageKind::kBarrier, static_cast<std::uint64_t>(id), 0, task);
+  }
+  emitter_.send_control(plan.checkpoint_coordinator, MessageKind::kCheckpointDone,
+                        static_cast<std::uint64_t>(id), bytes, task);
+}
+
 }  // namespace rstorm::worker

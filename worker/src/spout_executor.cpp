@@ -110,6 +110,10 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
     t->limit = std::max(kInitialPendingLimit, min_limit_);
     tasks_.push_back(std::move(t));
   }
+  coordinator_ = env.plan->checkpoint.enabled &&
+                 std::find(plan.tasks.begin(), plan.tasks.end(),
+                           env.plan->checkpoint_coordinator) != plan.tasks.end();
+  if (coordinator_) checkpoint_parts_.assign(env.plan->task_executor.size(), 0);
   if (adaptive_) {
     stats_.pending_limit.store(
         static_cast<std::uint64_t>(std::max(kInitialPendingLimit, min_limit_)) * tasks_.size(),
@@ -141,6 +145,8 @@ void SpoutExecutor::run() {
     }
   }
   mark_ready();
+  // Set by the runtime's restore, after this executor was made.
+  if (coordinator_) checkpoint_id_ = env_.plan->checkpoint_restored;
   while (!stop_requested()) {
     const std::int64_t previous = now_ns_;
     const std::int64_t now = now_ns_ = now_ns();
@@ -150,6 +156,7 @@ void SpoutExecutor::run() {
     }
     bool work = drain_queue();
     apply_activation();
+    if (coordinator_) coordinate_checkpoints(now);
     if (now >= next_sweep_ns_) {
       if (pending_.size() > 0) expire_timed_out(now);
       next_sweep_ns_ = now + sweep_period_ns_;
@@ -173,9 +180,14 @@ void SpoutExecutor::run() {
       // completions are handled at once but do not make it ask sooner.
       std::int64_t deadline = active_ ? next_poll_ns_ : now_ns_ + 100'000'000;
       if (pending_.size() > 0) deadline = std::min(deadline, next_sweep_ns_);
+      if (coordinator_ && active_) deadline = std::min(deadline, next_checkpoint_ns_);
       idle_.park_until(queue_, deadline);
     } else {
-      idle_.idle(queue_, pending_.size() > 0 ? next_sweep_ns_ : 0);
+      std::int64_t deadline = pending_.size() > 0 ? next_sweep_ns_ : 0;
+      if (coordinator_ && active_) {
+        deadline = deadline == 0 ? next_checkpoint_ns_ : std::min(deadline, next_checkpoint_ns_);
+      }
+      idle_.idle(queue_, deadline);
     }
   }
   for (auto& t : tasks_) {
@@ -186,6 +198,99 @@ void SpoutExecutor::run() {
       report_error(t->id, std::string("close threw: ") + e.what());
     }
   }
+}
+
+void SpoutExecutor::coordinate_checkpoints(std::int64_t now) {
+  const TopologyPlan& plan = *env_.plan;
+  const std::int64_t interval = std::chrono::nanoseconds(plan.checkpoint.interval).count();
+  if (checkpoint_running_ != 0) {
+    // A barrier lost with a worker, or a task that cannot keep up: give the
+    // checkpoint up after the longer of ten intervals and the message timeout.
+    const std::int64_t limit = std::max(10 * interval, timeout_ns_);
+    if (now - checkpoint_started_ns_ >= limit) {
+      give_up_checkpoint("not every task stored its part within " +
+                         std::to_string(limit / 1'000'000) + " ms");
+    }
+    return;
+  }
+  if (next_checkpoint_ns_ == 0) next_checkpoint_ns_ = now + interval;
+  if (!active_ || now < next_checkpoint_ns_) return;
+  checkpoint_running_ = ++checkpoint_id_;
+  checkpoint_started_ns_ = now;
+  checkpoint_started_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  std::fill(checkpoint_parts_.begin(), checkpoint_parts_.end(), 0);
+  checkpoint_parts_done_ = 0;
+  checkpoint_bytes_ = 0;
+  next_checkpoint_ns_ = now + interval;
+  for (const auto& cp : plan.components) {
+    if (cp->role != ExecutorRole::kSpout) continue;
+    for (TaskId t : cp->tasks) {
+      emitter_.send_control(t, MessageKind::kBarrier,
+                            static_cast<std::uint64_t>(checkpoint_running_), 0,
+                            plan.checkpoint_coordinator);
+    }
+  }
+}
+
+void SpoutExecutor::part_done(std::int64_t id, TaskId task, std::uint64_t bytes) {
+  if (!coordinator_ || id != checkpoint_running_) return;  // one given up on
+  if (bytes == kCheckpointPartFailed) {
+    give_up_checkpoint("task " + std::to_string(task.value) + " (component '" +
+                       env_.plan->layout->task_component[static_cast<std::size_t>(task.value)] +
+                       "') could not store its part (see its errors)");
+    return;
+  }
+  const auto t = static_cast<std::size_t>(task.value);
+  if (t >= checkpoint_parts_.size() || checkpoint_parts_[t]) return;
+  checkpoint_parts_[t] = 1;
+  checkpoint_bytes_ += bytes;
+  if (++checkpoint_parts_done_ < env_.plan->checkpoint_tasks) return;
+  const TopologyPlan& plan = *env_.plan;
+  CheckpointRecord record;
+  record.id = id;
+  record.started_ms = checkpoint_started_ms_;
+  record.completed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  record.bytes = checkpoint_bytes_;
+  record.tasks = checkpoint_parts_done_;
+  checkpoint_running_ = 0;
+  api::Status s = plan.checkpoint_store->complete(record, plan.checkpoint.retained);
+  if (!s.is_ok()) {
+    bump(stats_.checkpoints_failed);
+    report_error(plan.checkpoint_coordinator,
+                 "checkpoint " + std::to_string(id) + ": " + s.message());
+    return;
+  }
+  bump(stats_.checkpoints_completed);
+  stats_.last_checkpoint_id.store(static_cast<std::uint64_t>(id), std::memory_order_relaxed);
+  stats_.last_checkpoint_ms.store(static_cast<std::uint64_t>(record.completed_ms),
+                                  std::memory_order_relaxed);
+  stats_.last_checkpoint_duration_ns.store(
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ns() - checkpoint_started_ns_)),
+      std::memory_order_relaxed);
+  stats_.last_checkpoint_bytes.store(record.bytes, std::memory_order_relaxed);
+}
+
+void SpoutExecutor::give_up_checkpoint(const std::string& why) {
+  const std::int64_t id = checkpoint_running_;
+  checkpoint_running_ = 0;
+  bump(stats_.checkpoints_failed);
+  std::string missing;
+  int listed = 0;
+  for (const auto& cp : env_.plan->components) {
+    if (cp->role == ExecutorRole::kAcker) continue;
+    for (TaskId t : cp->tasks) {
+      if (checkpoint_parts_[static_cast<std::size_t>(t.value)] || ++listed > 8) continue;
+      missing += (missing.empty() ? "" : ", ") + std::to_string(t.value) + " ('" + cp->id + "')";
+    }
+  }
+  report_error(env_.plan->checkpoint_coordinator,
+               "checkpoint " + std::to_string(id) + " given up: " + why +
+                   (missing.empty() ? "" : "; tasks without a part: " + missing) +
+                   "; the topology goes on, the last complete checkpoint stays the one restored");
 }
 
 void SpoutExecutor::track_progress(bool blocked) {
@@ -257,6 +362,16 @@ bool SpoutExecutor::drain_queue() {
 }
 
 void SpoutExecutor::handle(Envelope& e) {
+  if (e.kind == MessageKind::kBarrier) {
+    // Between two next_tuple calls: the part holds exactly what the task
+    // emitted before, and the barrier goes out behind those tuples.
+    complete_barrier(e.dest, static_cast<std::int64_t>(e.root()));
+    return;
+  }
+  if (e.kind == MessageKind::kCheckpointDone) {
+    part_done(static_cast<std::int64_t>(e.root()), e.task(), e.value());
+    return;
+  }
   // A tree the ackers completed or failed is progress; a timeout is not.
   if (e.kind == MessageKind::kAckComplete) {
     progressed_ = true;

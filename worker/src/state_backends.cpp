@@ -73,6 +73,15 @@ std::filesystem::path RocksDbStateBackend::task_dir(TaskId task) const {
   return dir_ / ("task-" + std::to_string(task.value));
 }
 
+bool RocksDbStateBackend::holds(TaskId task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stores_.count(task) != 0) return true;
+  }
+  std::error_code ec;
+  return std::filesystem::exists(task_dir(task), ec);
+}
+
 std::shared_ptr<StateStore> RocksDbStateBackend::open(TaskId task, std::string_view component) {
   std::lock_guard lock(mutex_);
   auto& store = stores_[task];

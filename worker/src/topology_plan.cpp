@@ -1,6 +1,7 @@
 #include "rstorm/worker/topology_plan.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace rstorm::worker {
 namespace {
@@ -226,6 +227,49 @@ void find_cycles(TopologyPlan& plan) {
   }
 }
 
+// Checkpoints: who sends barriers to whom, and who coordinates. A barrier
+// must reach every task from every upstream task before the task can store
+// its part, which a cycle would never let happen: refused, naming it.
+api::Status plan_checkpoints(TopologyPlan& plan) {
+  std::map<std::string, std::set<std::int32_t>> upstream;
+  for (const auto& cp : plan.components) {
+    if (cp->role == ExecutorRole::kAcker) continue;
+    std::set<std::int32_t> down;
+    for (const auto& route : cp->streams) {
+      for (const auto& sub : route->subscriptions) {
+        const ComponentPlan* to = plan.find_component(sub.component);
+        if (to == cp.get() || to->cycle_group == cp->cycle_group) {
+          return api::Status::error(
+              std::string(keys::kTopologyStateCheckpointing) + " is on, but '" + cp->id + "' -> '" +
+              to->id +
+              "' closes a cycle: a checkpoint's barrier could never reach every input of a task "
+              "on it (turn checkpoints off, or break the cycle)");
+        }
+        for (TaskId t : sub.tasks) down.insert(t.value);
+        for (TaskId t : cp->tasks) upstream[sub.component].insert(t.value);
+      }
+    }
+    for (std::int32_t t : down) cp->downstream_tasks.emplace_back(t);
+    plan.checkpoint_tasks += static_cast<int>(cp->tasks.size());
+    if (cp->role == ExecutorRole::kSpout &&
+        (plan.checkpoint_coordinator.value <= 0 ||
+         cp->tasks.front().value < plan.checkpoint_coordinator.value)) {
+      plan.checkpoint_coordinator = cp->tasks.front();
+    }
+  }
+  for (const auto& cp : plan.components) {
+    for (std::int32_t t : upstream[cp->id]) cp->upstream_tasks.emplace_back(t);
+  }
+  if (plan.checkpoint_coordinator.value <= 0) {
+    return api::Status::error(std::string(keys::kTopologyStateCheckpointing) +
+                              " is on, but the topology has no spout to start checkpoints at");
+  }
+  // Fused executors run their members by function call, with no queue to
+  // hold an input in while a barrier is aligned.
+  plan.settings.fuse_executors = false;
+  return api::Status::ok();
+}
+
 }  // namespace
 
 std::int64_t config_int(const Config& config, std::string_view key, std::int64_t fallback) {
@@ -303,6 +347,12 @@ api::Result<std::unique_ptr<TopologyPlan>> make_plan(const std::string& name, co
   size_windows(*plan);
   build_routes(*plan, topology);
   find_cycles(*plan);
+  auto checkpoint = checkpoint_settings(plan->config);
+  if (!checkpoint.ok()) return checkpoint.status();
+  plan->checkpoint = *checkpoint;
+  if (plan->checkpoint.enabled) {
+    if (auto s = plan_checkpoints(*plan); !s.is_ok()) return s;
+  }
   return plan;
 }
 

@@ -68,6 +68,17 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
   auto backend = make_state_backend(config, state);
   if (!backend.ok()) return backend.status();
   (*plan)->state_backend = std::move(backend).value();
+  if ((*plan)->checkpoint.enabled) {
+    auto store = make_checkpoint_store(
+        config, "memory",
+        std::filesystem::path(local_dir != nullptr && local_dir->value.is_string()
+                                  ? local_dir->value.as_string()
+                                  : "rstorm-local") /
+            "checkpoints",
+        name);
+    if (!store.ok()) return store.status();
+    (*plan)->checkpoint_store = std::move(store).value();
+  }
   return create(std::move(plan).value(), topology, std::move(logger), seed, ExecutorPlacement{});
 }
 
@@ -129,8 +140,59 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
     return api::Status::error(e.what());
   }
   rt->deliver_scratch_.resize(rt->executors_.size());
+  if (rt->plan_->checkpoint.enabled) {
+    if (auto s = rt->restore_checkpoint(); !s.is_ok()) return s;
+  }
   if (rt->plan_->settings.fuse_executors) rt->fuse_executors();
   return rt;
+}
+
+api::Status TopologyRuntime::restore_checkpoint() {
+  TopologyPlan& plan = *plan_;
+  std::vector<TaskId> all;
+  std::vector<TaskId> local;
+  for (const auto& cp : plan.components) {
+    if (cp->role == ExecutorRole::kAcker) continue;
+    all.insert(all.end(), cp->tasks.begin(), cp->tasks.end());
+  }
+  for (const auto& ex : executors_) {
+    if (ex->plan().component->role == ExecutorRole::kAcker) continue;
+    local.insert(local.end(), ex->plan().tasks.begin(), ex->plan().tasks.end());
+  }
+  auto warn = [&](const std::string& what) {
+    if (env_.logger) env_.logger->error("[topology={}] {}", plan.name, what);
+  };
+  auto chosen = read_checkpoint(*plan.checkpoint_store, all, local, warn);
+  if (!chosen.ok()) {
+    return api::Status::error("topology '" + plan.name +
+                              "' cannot restore its state: " + chosen.status().message());
+  }
+  if (!*chosen) return api::Status::ok();  // the first run: nothing to restore
+  const RestoredCheckpoint& r = **chosen;
+  try {
+    for (TaskId t : local) {
+      const std::string& component = plan.layout->task_component[static_cast<std::size_t>(t.value)];
+      const StateEntries& entries = r.local.at(t.value);
+      if (entries.empty() && !plan.state_backend->holds(t)) continue;
+      auto store = plan.state_backend->open(t, component);
+      std::vector<StateWrite> writes;
+      for (auto& [key, value] : store->scan_prefix("")) writes.push_back({std::move(key), {}});
+      for (const auto& [key, value] : entries) writes.push_back({key, value});
+      store->apply(writes);
+    }
+  } catch (const std::exception& e) {
+    return api::Status::error("topology '" + plan.name + "' cannot restore checkpoint " +
+                              std::to_string(r.record.id) + ": " + e.what());
+  }
+  plan.checkpoint_restored = r.record.id;
+  if (env_.logger) {
+    env_.logger->info(
+        "[topology={}] restored checkpoint {} ({} bytes, {} tasks) from {} for the "
+        "{} tasks run here",
+        plan.name, r.record.id, r.record.bytes, r.record.tasks, plan.checkpoint_store->describe(),
+        local.size());
+  }
+  return api::Status::ok();
 }
 
 // A bolt B is fused into its producer A when B's only input is A by

@@ -26,7 +26,7 @@ enum EnvelopeField : std::int16_t {
 enum ValueField : std::int16_t {
   kNullValue = 1, kBoolValue = 2, kIntValue = 3, kDoubleValue = 4, kStringValue = 5, kBytesValue = 6
 };
-constexpr int kMaxKind = static_cast<int>(worker::MessageKind::kAckFailed);
+constexpr int kMaxKind = static_cast<int>(worker::MessageKind::kCheckpointDone);
 
 // A decode failure: the message is what the log line says about the bytes.
 struct DecodeError {

@@ -53,7 +53,8 @@ union Value {
 }
 
 // One worker::Envelope. kind is worker::MessageKind (0 tuple, 1 ack init,
-// 2 ack, 3 fail, 4 ack complete, 5 ack failed). A tuple's stream is the
+// 2 ack, 3 fail, 4 ack complete, 5 ack failed, 6 checkpoint barrier, 7 checkpoint
+// part done). A tuple's stream is the
 // index of the stream among its source component's plan streams; control
 // messages carry no values and their (root, value) as the only anchor.
 // anchors: the (root, edge) pair of each tuple tree the tuple belongs to,

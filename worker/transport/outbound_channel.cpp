@@ -62,9 +62,12 @@ OutboundChannel::OutboundChannel(TransportCore& core, WorkerAddress peer)
 OutboundChannel::~OutboundChannel() = default;
 
 namespace {
-// Batches are homogeneous: an executor receives either tuples (bolts) or
-// acking messages (ackers, spouts), and a batch goes to one executor.
-bool is_control(const worker::Batch& batch) { return batch.front().kind != worker::MessageKind::kTuple; }
+// Batches are homogeneous: an executor receives either tuples and barriers
+// (bolts), or acking and checkpoint messages (ackers, spouts), and a batch
+// goes to one executor. A barrier must stay behind the tuples sent before it.
+bool is_control(const worker::Batch& batch) {
+  return !worker::travels_with_tuples(batch.front().kind);
+}
 }  // namespace
 
 bool OutboundChannel::try_push(worker::Batch& batch) {

@@ -152,6 +152,14 @@ inline constexpr std::string_view kTopologyStateProvider = "topology.state.provi
 // The RocksDB stores' folder, `<dir>/<topology id>/task-<id>`; null: the
 // worker's folder (`<worker dir>/state/task-<id>`).
 inline constexpr std::string_view kTopologyStateRocksdbDir = "topology.state.rocksdb.dir";
+// Checkpoints of the tasks' keyed state (aligned barriers; worker/checkpoint.hpp).
+inline constexpr std::string_view kTopologyStateCheckpointing = "topology.state.checkpointing";
+inline constexpr std::string_view kTopologyStateCheckpointIntervalMs =
+    "topology.state.checkpoint.interval.ms";
+inline constexpr std::string_view kTopologyStateCheckpointStore = "topology.state.checkpoint.store";
+inline constexpr std::string_view kTopologyStateCheckpointDir = "topology.state.checkpoint.dir";
+inline constexpr std::string_view kTopologyStateCheckpointRetained =
+    "topology.state.checkpoint.retained";
 inline constexpr std::string_view kTopologyComponentOnheapMb =
     "topology.component.resources.onheap.memory.mb";
 inline constexpr std::string_view kTopologyComponentOffheapMb =

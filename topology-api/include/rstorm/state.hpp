@@ -120,12 +120,17 @@ class StateBackend {
   // store on every later one. Throws StateError naming the task and where its
   // store is when it cannot be opened.
   virtual std::shared_ptr<StateStore> open(TaskId task, std::string_view component) = 0;
+  // Whether `task` has a store that open() would find with something in it
+  // (opened already, or on disk): checkpoints snapshot and restore only
+  // those, so that tasks that keep no state cost nothing. Default: true.
+  virtual bool holds(TaskId task);
 };
 
 // One InMemoryStateStore per task. Thread-safe.
 class InMemoryStateBackend final : public StateBackend {
  public:
   std::shared_ptr<StateStore> open(TaskId task, std::string_view component) override;
+  bool holds(TaskId task) override;
 
  private:
   std::mutex mutex_;

@@ -40,6 +40,12 @@ class BoltExecutor final : public Executor {
   void send_ticks();
   // A TimedBolt's on_timer, its exception counted and logged as execute's.
   void run_timer(Task& task);
+  // With checkpoints: an envelope for `task` (a tuple or a barrier), held
+  // while its sender's barrier is aligned, else executed or aligned.
+  void receive(Task& task, Envelope& e);
+  void on_barrier(Task& task, std::int64_t id, TaskId from);
+  // Ends the alignment of `task` and receives what it held, in order.
+  void release(Task& task);
 
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<Task*> timed_tasks_;  // tasks whose bolt is a TimedBolt with a period
@@ -52,6 +58,7 @@ class BoltExecutor final : public Executor {
   // fills transfer batches on a fixed rhythm).
   std::uint32_t sample_state_ = 0x9E3779B9u;
   bool prepared_ = false;  // every task prepared: cleanup is due
+  bool checkpointing_ = false;  // topology.state.checkpointing
 };
 
 }  // namespace rstorm::worker

@@ -18,7 +18,22 @@ enum class MessageKind : std::uint8_t {
   kFail,         // bolt -> acker: tree root() failed
   kAckComplete,  // acker -> spout: tree root() completed
   kAckFailed,    // acker -> spout: tree root() failed
+  // Checkpoints (checkpoint.hpp). A barrier travels with the tuples, in
+  // order, on the data path (never the control lane): root() is the
+  // checkpoint, task() the task that sent it.
+  kBarrier,
+  // task -> coordinator: task() stored its part of checkpoint root(), of
+  // value() bytes (kCheckpointPartFailed: it could not).
+  kCheckpointDone,
 };
+
+// kCheckpointDone's value() when the task could not store its part.
+inline constexpr std::uint64_t kCheckpointPartFailed = ~std::uint64_t{0};
+
+// Whether envelopes of `kind` travel in order with tuples (the data lane).
+inline bool travels_with_tuples(MessageKind kind) {
+  return kind == MessageKind::kTuple || kind == MessageKind::kBarrier;
+}
 
 // A control message keeps its fields inside the (otherwise empty) tuple: the
 // task as its source task, (root, value) as its first anchor. That keeps an

@@ -126,6 +126,13 @@ class Executor {
   void report_fatal(TaskId task, std::string_view what);
   // Called by run() once every task is open or prepared.
   void mark_ready() { ready_.store(true, std::memory_order_release); }
+  // Checkpoints: the barrier of checkpoint `id` has reached `task` on every
+  // input. Stores its part (a snapshot of its state store), sends the
+  // barrier on to every downstream task, behind what it emitted so far, and
+  // reports the part done (or failed, logged naming the task) to the
+  // coordinator.
+  void complete_barrier(TaskId task, std::int64_t id);
+
   // Opens the fused members (recursively); false when one failed.
   bool open_members();
   void close_members();

@@ -49,6 +49,19 @@ struct alignas(64) ExecutorStats {
   std::atomic<std::uint64_t> throttled_ns{0};        // spout: time spent throttled
   std::atomic<std::uint64_t> pending_limit{0};       // spout: adaptive bound on trees in flight (0: none)
   std::atomic<std::uint64_t> pending_limit_cuts{0};  // spout: times that bound was halved
+  // Checkpoints (checkpoint.hpp).
+  std::atomic<std::uint64_t> checkpoint_parts{0};          // parts its tasks stored
+  std::atomic<std::uint64_t> checkpoint_part_failures{0};  // parts that could not be stored
+  std::atomic<std::uint64_t> checkpoint_bytes{0};          // bytes of those parts
+  std::atomic<std::uint64_t> checkpoint_alignment_ns{0};   // inputs held while aligning
+  std::atomic<std::uint64_t> checkpoint_snapshot_ns{0};    // storing the parts
+  // The coordinator's executor only.
+  std::atomic<std::uint64_t> checkpoints_completed{0};
+  std::atomic<std::uint64_t> checkpoints_failed{0};  // abandoned: a part failed or timed out
+  std::atomic<std::uint64_t> last_checkpoint_id{0};
+  std::atomic<std::uint64_t> last_checkpoint_ms{0};  // wall clock when it completed
+  std::atomic<std::uint64_t> last_checkpoint_duration_ns{0};
+  std::atomic<std::uint64_t> last_checkpoint_bytes{0};
   LatencyBuckets execute_latency;   // sampled executes, as execute_ns
   LatencyBuckets complete_latency;  // every completed tree, as complete_ns
 };

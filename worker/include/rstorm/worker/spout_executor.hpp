@@ -57,6 +57,12 @@ class SpoutExecutor final : public Executor {
   };
 
   void run() override;
+  // Checkpoints: the coordinator starts one every interval (and gives one up
+  // that failed or took too long); every spout task stores its part at its
+  // barrier.
+  void coordinate_checkpoints(std::int64_t now);
+  void part_done(std::int64_t id, TaskId task, std::uint64_t bytes);
+  void give_up_checkpoint(const std::string& why);
   bool drain_queue();
   void handle(Envelope& e);
   void complete(std::uint64_t root, bool acked);
@@ -95,6 +101,19 @@ class SpoutExecutor final : public Executor {
   // Since when the spout waits without progress (valid while waiting_).
   std::atomic<std::int64_t> waiting_since_ns_{0};
   std::atomic<bool> waiting_{false};
+  // The checkpoint coordinator (this executor runs the plan's
+  // checkpoint_coordinator task): the last id used, the one in progress (0:
+  // none), when it started, the tasks that stored their part (index: task
+  // id) and how many bytes, and when the next one is due.
+  bool coordinator_ = false;
+  std::int64_t checkpoint_id_ = 0;
+  std::int64_t checkpoint_running_ = 0;
+  std::int64_t checkpoint_started_ns_ = 0;
+  std::int64_t checkpoint_started_ms_ = 0;
+  std::vector<char> checkpoint_parts_;
+  int checkpoint_parts_done_ = 0;
+  std::uint64_t checkpoint_bytes_ = 0;
+  std::int64_t next_checkpoint_ns_ = 0;
 };
 
 }  // namespace rstorm::worker

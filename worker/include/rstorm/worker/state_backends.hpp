@@ -56,6 +56,8 @@ class RocksDbStateBackend final : public StateBackend {
   // cannot be created or RocksDB cannot open it (not writable, held by
   // another process, corrupt).
   std::shared_ptr<StateStore> open(TaskId task, std::string_view component) override;
+  // Opened, or its folder exists.
+  bool holds(TaskId task) override;
 
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path task_dir(TaskId task) const;

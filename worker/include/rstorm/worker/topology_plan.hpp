@@ -6,19 +6,19 @@
 
 #include <chrono>
 #include <map>
-#include <utility>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rstorm/config.hpp"
 #include "rstorm/metrics.hpp"
 #include "rstorm/status.hpp"
 #include "rstorm/topology.hpp"
-#include "rstorm/metrics.hpp"
 #include "rstorm/topology_context.hpp"
 #include "rstorm/tuple.hpp"
+#include "rstorm/worker/checkpoint.hpp"
 
 namespace rstorm::worker {
 
@@ -50,6 +50,11 @@ struct ComponentPlan {
   // (its own index when it is on no cycle). Two components with the same
   // `cycle_group` reach each other: an edge between them closes a cycle.
   int cycle_group = 0;
+  // With checkpoints: the tasks that send to this component's tasks (every
+  // task of every component it subscribes to, ascending, once each), whose
+  // barriers a task aligns, and the tasks this one's barriers go to.
+  std::vector<TaskId> upstream_tasks;
+  std::vector<TaskId> downstream_tasks;
 
   // nullptr when the component declares no such stream.
   const StreamRoute* find_stream(std::string_view stream) const {
@@ -110,6 +115,17 @@ struct TopologyPlan {
   // Where the tasks' TopologyContext::key_value_state finds their stores. In
   // memory unless the runtime's creator sets another (state_backends.hpp).
   std::shared_ptr<StateBackend> state_backend = std::make_shared<InMemoryStateBackend>();
+  // Checkpoints (checkpoint.hpp): the settings, where they are kept (in
+  // memory unless the runtime's creator sets another), the task whose
+  // executor coordinates them (the lowest spout task) and how many tasks
+  // store a part of each (every spout and bolt task).
+  CheckpointSettings checkpoint;
+  std::shared_ptr<CheckpointStore> checkpoint_store = std::make_shared<InMemoryCheckpointStore>();
+  TaskId checkpoint_coordinator;
+  // The checkpoint the runtime restored its tasks from (0: none): the
+  // coordinator numbers the next ones after it.
+  std::int64_t checkpoint_restored = 0;
+  int checkpoint_tasks = 0;
 
   const ComponentPlan* find_component(std::string_view id) const;
   bool acking() const { return !acker_tasks.empty(); }

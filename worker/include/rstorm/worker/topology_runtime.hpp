@@ -124,6 +124,9 @@ class TopologyRuntime {
   explicit TopologyRuntime(const Topology& topology) : topology_(topology) {}
   // Index into executors_ of the executor running `task`; -1 when not here.
   int local_executor_of(TaskId task) const;
+  // Checkpoints: every task run here takes its state from the newest
+  // complete checkpoint that can be read (checkpoint.hpp, read_checkpoint).
+  api::Status restore_checkpoint();
   // topology.fuse.executors: joins producer -> consumer pairs that can share
   // a thread (see the definition) before the executors start.
   void fuse_executors();

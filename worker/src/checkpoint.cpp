@@ -1,0 +1,420 @@
+#include "rstorm/worker/checkpoint.hpp"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include "rstorm/worker/topology_plan.hpp"
+
+namespace rstorm::worker {
+namespace {
+
+constexpr char kMagic[8] = {'R', 'S', 'C', 'H', 'K', 'P', 'T', '1'};
+
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  bool u64(std::uint64_t& v) {
+    if (bytes_.size() - pos_ < 8) return false;
+    v = 0;
+    for (int i = 0; i < 8; ++i) {
+      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes_[pos_ + i])) << (8 * i);
+    }
+    pos_ += 8;
+    return true;
+  }
+  bool u32(std::uint32_t& v) {
+    if (bytes_.size() - pos_ < 4) return false;
+    v = 0;
+    for (int i = 0; i < 4; ++i) {
+      v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes_[pos_ + i])) << (8 * i);
+    }
+    pos_ += 4;
+    return true;
+  }
+  bool bytes(std::size_t n, std::string& out) {
+    if (bytes_.size() - pos_ < n) return false;
+    out.assign(bytes_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  std::size_t left() const { return bytes_.size() - pos_; }
+
+ private:
+  std::string_view bytes_;
+  std::size_t pos_ = 0;
+};
+
+std::string part_name(std::int64_t checkpoint, TaskId task) {
+  return "part of task " + std::to_string(task.value) + " in checkpoint " +
+         std::to_string(checkpoint);
+}
+
+}  // namespace
+
+std::string encode_task_snapshot(std::int64_t checkpoint, TaskId task,
+                                 const StateEntries& entries) {
+  std::string out(kMagic, sizeof kMagic);
+  put_u64(out, static_cast<std::uint64_t>(checkpoint));
+  put_u32(out, static_cast<std::uint32_t>(task.value));
+  put_u64(out, entries.size());
+  for (const auto& [k, v] : entries) {
+    put_u32(out, static_cast<std::uint32_t>(k.size()));
+    out += k;
+    put_u32(out, static_cast<std::uint32_t>(v.size()));
+    out += v;
+  }
+  put_u64(out, XXH64(out.data(), out.size(), 0));
+  return out;
+}
+
+api::Result<StateEntries> decode_task_snapshot(std::string_view bytes, std::int64_t checkpoint,
+                                               TaskId task) {
+  const std::string what = part_name(checkpoint, task);
+  auto bad = [&](const std::string& why) {
+    return api::Status::error("the " + what + " is corrupt: " + why);
+  };
+  if (bytes.size() < sizeof kMagic + 8 + 4 + 8 + 8) {
+    return bad(std::to_string(bytes.size()) + " bytes, too short for a snapshot");
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    return bad("it does not start as an rstorm task snapshot");
+  }
+  const std::string_view body = bytes.substr(0, bytes.size() - 8);
+  Reader trailer(bytes.substr(bytes.size() - 8));
+  std::uint64_t sum = 0;
+  (void)trailer.u64(sum);
+  if (XXH64(body.data(), body.size(), 0) != sum) {
+    return bad("its checksum does not match its " + std::to_string(bytes.size()) + " bytes");
+  }
+  Reader r(body.substr(sizeof kMagic));
+  std::uint64_t id = 0;
+  std::uint32_t owner = 0;
+  std::uint64_t count = 0;
+  if (!r.u64(id) || !r.u32(owner) || !r.u64(count)) return bad("truncated header");
+  if (static_cast<std::int64_t>(id) != checkpoint ||
+      static_cast<std::int32_t>(owner) != task.value) {
+    return bad("it holds task " + std::to_string(owner) + "'s part of checkpoint " +
+               std::to_string(id));
+  }
+  // Each entry takes at least 8 bytes: a count beyond that is damage.
+  if (count > r.left() / 8) return bad("it claims " + std::to_string(count) + " entries");
+  StateEntries out;
+  out.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint32_t n = 0;
+    std::string k, v;
+    if (!r.u32(n) || !r.bytes(n, k) || !r.u32(n) || !r.bytes(n, v)) {
+      return bad("entry " + std::to_string(i) + " of " + std::to_string(count) + " is truncated");
+    }
+    out.emplace_back(std::move(k), std::move(v));
+  }
+  if (r.left() != 0) return bad(std::to_string(r.left()) + " bytes after the last entry");
+  return out;
+}
+
+CheckpointStore::~CheckpointStore() = default;
+
+api::Result<std::optional<CheckpointRecord>> CheckpointStore::last_complete() {
+  auto all = complete_checkpoints();
+  if (!all.ok()) return all.status();
+  if (all->empty()) return std::optional<CheckpointRecord>();
+  return std::optional<CheckpointRecord>(all->back());
+}
+
+api::Result<std::optional<RestoredCheckpoint>> read_checkpoint(
+    CheckpointStore& store, const std::vector<TaskId>& tasks, const std::vector<TaskId>& local,
+    const std::function<void(const std::string&)>& warn) {
+  auto records = store.complete_checkpoints();
+  if (!records.ok()) return records.status();
+  if (records->empty()) return std::optional<RestoredCheckpoint>();
+  std::set<std::int32_t> here;
+  for (TaskId t : local) here.insert(t.value);
+  std::string last_problem;
+  for (auto r = records->rbegin(); r != records->rend(); ++r) {
+    RestoredCheckpoint out;
+    out.record = *r;
+    bool usable = true;
+    for (TaskId t : tasks) {
+      auto bytes = store.get(r->id, t);
+      api::Result<StateEntries> entries = bytes.ok() ? decode_task_snapshot(*bytes, r->id, t)
+                                                     : api::Result<StateEntries>(bytes.status());
+      if (!entries.ok()) {
+        last_problem = entries.status().message();
+        warn("checkpoint " + std::to_string(r->id) + " in " + store.describe() +
+             " cannot be restored: " + last_problem +
+             (r + 1 != records->rend() ? "; trying the one before" : ""));
+        usable = false;
+        break;
+      }
+      if (here.count(t.value) != 0) out.local[t.value] = std::move(entries).value();
+    }
+    if (usable) return std::optional<RestoredCheckpoint>(std::move(out));
+  }
+  return api::Status::error("no complete checkpoint in " + store.describe() +
+                            " can be restored (the last problem: " + last_problem + ")");
+}
+
+// --- InMemoryCheckpointStore ---
+
+api::Status InMemoryCheckpointStore::put(std::int64_t checkpoint, TaskId task,
+                                         std::string_view bytes) {
+  std::lock_guard lock(mutex_);
+  parts_[checkpoint][task.value] = std::string(bytes);
+  return api::Status::ok();
+}
+
+api::Result<std::string> InMemoryCheckpointStore::get(std::int64_t checkpoint, TaskId task) {
+  std::lock_guard lock(mutex_);
+  auto c = parts_.find(checkpoint);
+  if (c == parts_.end() || c->second.count(task.value) == 0) {
+    return api::Status::error("the " + part_name(checkpoint, task) + " is missing from memory");
+  }
+  return c->second.at(task.value);
+}
+
+api::Status InMemoryCheckpointStore::complete(const CheckpointRecord& record, int retained) {
+  std::lock_guard lock(mutex_);
+  complete_.push_back(record);
+  if (complete_.size() > static_cast<std::size_t>(std::max(1, retained))) {
+    complete_.erase(complete_.begin(),
+                    complete_.end() - static_cast<std::ptrdiff_t>(std::max(1, retained)));
+  }
+  std::set<std::int64_t> keep;
+  for (const auto& r : complete_) keep.insert(r.id);
+  for (auto it = parts_.begin(); it != parts_.end();) {
+    // Checkpoints newer than this one may be in progress.
+    if (it->first <= record.id && keep.count(it->first) == 0) {
+      it = parts_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return api::Status::ok();
+}
+
+api::Result<std::vector<CheckpointRecord>> InMemoryCheckpointStore::complete_checkpoints() {
+  std::lock_guard lock(mutex_);
+  return complete_;
+}
+
+std::vector<std::int64_t> InMemoryCheckpointStore::checkpoints() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::int64_t> out;
+  for (const auto& [id, parts] : parts_) out.push_back(id);
+  return out;
+}
+
+void InMemoryCheckpointStore::corrupt(std::int64_t checkpoint, TaskId task, std::string bytes) {
+  std::lock_guard lock(mutex_);
+  parts_[checkpoint][task.value] = std::move(bytes);
+}
+
+// --- FolderCheckpointStore ---
+
+namespace {
+
+api::Status write_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) {
+    return api::Status::error("cannot create " + path.parent_path().string() + ": " + ec.message());
+  }
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) return api::Status::error("cannot write " + tmp.string() + " (disk full?)");
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return api::Status::error("cannot rename " + tmp.string() + ": " + ec.message());
+  return api::Status::ok();
+}
+
+std::string record_text(const CheckpointRecord& r) {
+  std::ostringstream out;
+  out << "{\"id\": " << r.id << ", \"started_ms\": " << r.started_ms
+      << ", \"completed_ms\": " << r.completed_ms << ", \"bytes\": " << r.bytes
+      << ", \"tasks\": " << r.tasks << "}\n";
+  return out.str();
+}
+
+// Reads what record_text wrote: the five numbers in their order.
+std::optional<CheckpointRecord> parse_record(const std::string& text) {
+  CheckpointRecord r;
+  std::int64_t* fields[] = {&r.id, &r.started_ms, &r.completed_ms};
+  std::size_t pos = 0;
+  auto next_number = [&](auto& out) {
+    pos = text.find(':', pos);
+    if (pos == std::string::npos) return false;
+    ++pos;
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(text.substr(pos), &used);
+      out = static_cast<std::remove_reference_t<decltype(out)>>(v);
+      pos += used;
+      return true;
+    } catch (...) {
+      return false;
+    }
+  };
+  for (auto* f : fields) {
+    if (!next_number(*f)) return std::nullopt;
+  }
+  if (!next_number(r.bytes) || !next_number(r.tasks)) return std::nullopt;
+  return r;
+}
+
+}  // namespace
+
+FolderCheckpointStore::FolderCheckpointStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+std::filesystem::path FolderCheckpointStore::part_path(std::int64_t checkpoint, TaskId task) const {
+  return dir_ / ("chk-" + std::to_string(checkpoint)) / ("task-" + std::to_string(task.value));
+}
+
+api::Status FolderCheckpointStore::put(std::int64_t checkpoint, TaskId task,
+                                       std::string_view bytes) {
+  api::Status s = write_atomically(part_path(checkpoint, task), bytes);
+  if (!s) {
+    return api::Status::error("cannot store the " + part_name(checkpoint, task) + " in " +
+                              dir_.string() + ": " + s.message());
+  }
+  return s;
+}
+
+api::Result<std::string> FolderCheckpointStore::get(std::int64_t checkpoint, TaskId task) {
+  const auto path = part_path(checkpoint, task);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return api::Status::error("the " + part_name(checkpoint, task) + " is missing (" +
+                              path.string() + ")");
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return api::Status::error("cannot read " + path.string());
+  return bytes.str();
+}
+
+api::Status FolderCheckpointStore::complete(const CheckpointRecord& record, int retained) {
+  std::lock_guard lock(mutex_);
+  auto kept = complete_checkpoints();
+  std::vector<CheckpointRecord> records = kept.ok() ? *kept : std::vector<CheckpointRecord>();
+  records.push_back(record);
+  const auto keep_n = static_cast<std::size_t>(std::max(1, retained));
+  if (records.size() > keep_n) {
+    records.erase(records.begin(), records.end() - static_cast<std::ptrdiff_t>(keep_n));
+  }
+  std::string text;
+  for (const auto& r : records) text += record_text(r);
+  api::Status s = write_atomically(dir_ / "complete", text);
+  if (!s) {
+    return api::Status::error("cannot record checkpoint " + std::to_string(record.id) +
+                              " as complete in " + dir_.string() + ": " + s.message());
+  }
+  // The folders of checkpoints no longer kept go (those that never
+  // completed too); newer ones may be in progress.
+  std::set<std::int64_t> keep;
+  for (const auto& r : records) keep.insert(r.id);
+  std::error_code ec;
+  std::vector<std::filesystem::path> old;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("chk-", 0) != 0) continue;
+    try {
+      const std::int64_t id = std::stoll(name.substr(4));
+      if (id <= record.id && keep.count(id) == 0) old.push_back(entry.path());
+    } catch (...) {
+    }
+  }
+  for (const auto& p : old) std::filesystem::remove_all(p, ec);
+  return api::Status::ok();
+}
+
+api::Result<std::vector<CheckpointRecord>> FolderCheckpointStore::complete_checkpoints() {
+  const auto path = dir_ / "complete";
+  std::ifstream in(path);
+  std::vector<CheckpointRecord> out;
+  if (!in) return out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto record = parse_record(line);
+    if (!record) {
+      return api::Status::error("the checkpoint record " + path.string() +
+                                " cannot be read: line '" + line + "'");
+    }
+    out.push_back(*record);
+  }
+  return out;
+}
+
+// --- settings ---
+
+api::Result<CheckpointSettings> checkpoint_settings(const Config& config) {
+  CheckpointSettings s;
+  try {
+    if (const Config::Entry* e = config.find(keys::kTopologyStateCheckpointing);
+        e != nullptr && !e->value.is_null()) {
+      s.enabled = config.get_bool(keys::kTopologyStateCheckpointing);
+    }
+    const std::int64_t interval =
+        config_int(config, keys::kTopologyStateCheckpointIntervalMs, 1000);
+    if (interval < 100) {
+      return api::Status::error(std::string(keys::kTopologyStateCheckpointIntervalMs) +
+                                " must be at least 100, got " + std::to_string(interval));
+    }
+    s.interval = std::chrono::milliseconds(interval);
+    const std::int64_t retained = config_int(config, keys::kTopologyStateCheckpointRetained, 2);
+    if (retained < 1) {
+      return api::Status::error(std::string(keys::kTopologyStateCheckpointRetained) +
+                                " must be at least 1, got " + std::to_string(retained));
+    }
+    s.retained = static_cast<int>(retained);
+  } catch (const ConfigError& e) {
+    return api::Status::error(e.what());
+  }
+  return s;
+}
+
+api::Result<std::shared_ptr<CheckpointStore>> make_checkpoint_store(
+    const Config& config, const std::string& provider, const std::filesystem::path& default_dir,
+    const std::string& topology) {
+  std::string kind = provider;
+  std::filesystem::path dir = default_dir;
+  try {
+    if (const Config::Entry* e = config.find(keys::kTopologyStateCheckpointStore);
+        e != nullptr && !e->value.is_null()) {
+      kind = config.get_string(keys::kTopologyStateCheckpointStore);
+    }
+    if (const Config::Entry* e = config.find(keys::kTopologyStateCheckpointDir);
+        e != nullptr && !e->value.is_null()) {
+      dir = config.get_string(keys::kTopologyStateCheckpointDir);
+    }
+  } catch (const ConfigError& e) {
+    return api::Status::error(e.what());
+  }
+  if (kind == "memory")
+    return std::shared_ptr<CheckpointStore>(std::make_shared<InMemoryCheckpointStore>());
+  if (kind == "folder") {
+    return std::shared_ptr<CheckpointStore>(
+        std::make_shared<FolderCheckpointStore>(dir / topology));
+  }
+  return api::Status::error(std::string(keys::kTopologyStateCheckpointStore) + ": unknown store '" +
+                            kind + "' (memory or folder)");
+}
+
+}  // namespace rstorm::worker
