@@ -244,7 +244,9 @@ Status DevCluster::start_all() {
          << "nimbus.seeds: " << nimbus_seeds() << "\n"
          << "nimbus.thrift.port: " << nimbus_ports_.front() << "\n"
          << "# Prometheus file service discovery, written by nimbus and supervisors\n"
-         << "storm.metrics.sd.dir: \"" << metrics_sd_dir().string() << "\"\n";
+         << "storm.metrics.sd.dir: \"" << metrics_sd_dir().string() << "\"\n"
+         << "# checkpoints (topology.state.checkpointing): a folder every supervisor reaches\n"
+         << "topology.state.checkpoint.dir: \"" << (work_dir_ / "checkpoints").string() << "\"\n";
     if (options_.secure) {
       const auto tls = tls_dir().string();
       yaml << "# secure mode: nimbus serves only mutual TLS on these ports, and checks every\n"

@@ -8,6 +8,11 @@
 //   wordcount.report.print     print the top words when the report bolt stops
 //                              (default true)
 //   wordcount.report.top       how many words that line names (default 8)
+//   topology.state.checkpointing  (Storm-style key) the spout keeps its position
+//                              in keyed state "position" (key "next") and does not
+//                              replay failed sentences itself: a restored
+//                              checkpoint replays them (exactly once with
+//                              stateful_word_count)
 #pragma once
 
 #include <cstdint>
@@ -49,6 +54,9 @@ class SentenceSpout : public Spout {
   std::int64_t next_ = 0;
   std::vector<std::int64_t> replay_;
   std::int64_t outstanding_ = 0;  // emitted, not yet acked or failed
+  // topology.state.checkpointing: the position is keyed state.
+  bool checkpointed_ = false;
+  KeyValueState<std::string, std::int64_t> position_;
 };
 
 // Also keeps two user metrics (rstorm/metrics.hpp): the counter

@@ -19,10 +19,18 @@ const std::vector<std::string>& word_count_sentences() {
 SentenceSpout::SentenceSpout(std::shared_ptr<WordCountLedger> ledger)
     : ledger_(std::move(ledger)) {}
 
-void SentenceSpout::open(const Config& conf, const TopologyContext&,
+void SentenceSpout::open(const Config& conf, const TopologyContext& context,
                          SpoutOutputCollector& collector) {
   out_ = &collector;
   limit_ = conf.get_int("wordcount.sentences.limit", 0);
+  checkpointed_ = conf.get_bool("topology.state.checkpointing", false);
+  if (checkpointed_) {
+    // The next sentence is state: a restored checkpoint rewinds it to where
+    // the spout was at that checkpoint's barrier, and the sentences after it
+    // are emitted again, into counts restored to the same point.
+    position_ = context.key_value_state<std::string, std::int64_t>("position");
+    next_ = position_.get("next", 0);
+  }
 }
 
 void SentenceSpout::next_tuple() {
@@ -32,9 +40,10 @@ void SentenceSpout::next_tuple() {
     replay_.pop_back();
   } else if (limit_ == 0 || next_ < limit_) {
     id = next_++;
+    if (checkpointed_) position_.put("next", next_);
   } else {
     // Finite input done: once every sentence is acked, nothing is left to replay.
-    if (outstanding_ == 0) out_->finish();
+    if (outstanding_ == 0 || checkpointed_) out_->finish();
     return;
   }
   const auto& sentences = word_count_sentences();
@@ -51,7 +60,8 @@ void SentenceSpout::ack(const Value& msg_id) {
 
 void SentenceSpout::fail(const Value& msg_id) {
   --outstanding_;
-  replay_.push_back(msg_id.as_int());
+  // With checkpoints a lost tuple is replayed by the restore, not here.
+  if (!checkpointed_) replay_.push_back(msg_id.as_int());
   if (!ledger_) return;
   std::lock_guard lock(ledger_->mutex);
   ++ledger_->fails[msg_id.as_int()];

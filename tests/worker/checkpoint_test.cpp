@@ -156,7 +156,7 @@ std::map<std::string, std::int64_t> from_parts(
     const std::string& state, std::map<std::int32_t, std::int64_t>* per_task = nullptr) {
   std::map<std::string, std::int64_t> out;
   for (TaskId t : tasks) {
-    auto bytes = store.get(id, t);
+    auto bytes = store.get(CheckpointRecord{.id = id}, t);
     EXPECT_TRUE(bytes.ok()) << bytes.status().message();
     if (!bytes.ok()) continue;
     auto entries = decode_task_snapshot(*bytes, id, t);
@@ -416,8 +416,8 @@ TEST(CheckpointStoreFolder, KeepsTheRetainedCompleteOnesAndRemovesTheRest) {
     folders.push_back(e.path().filename().string());
   }
   std::sort(folders.begin(), folders.end());
-  EXPECT_EQ(folders, (std::vector<std::string>{"chk-3", "chk-5", "chk-6", "complete"}));
-  auto missing = store.get(4, TaskId(1));
+  EXPECT_EQ(folders, (std::vector<std::string>{"chk-3-e0", "chk-5-e0", "chk-6-e0", "complete"}));
+  auto missing = store.get(CheckpointRecord{.id = 4}, TaskId(1));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("part of task 1 in checkpoint 4 is missing"),
             std::string::npos);

@@ -148,6 +148,7 @@ api::Result<std::unique_ptr<SlotRuntime>> SlotRuntime::create(SlotRuntimeOptions
   if (!made.ok()) return made.status();
   std::unique_ptr<worker::TopologyPlan> plan = std::move(made).value();
   if (options.state_backend) plan->state_backend = options.state_backend;
+  if (options.checkpoint_store) plan->checkpoint_store = options.checkpoint_store;
   auto slots = place_tasks(*plan, options.executors, *ackers);
   if (!slots.ok()) return slots.status();
 

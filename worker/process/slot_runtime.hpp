@@ -77,6 +77,8 @@ struct SlotRuntimeOptions {
   std::uint64_t seed = 1;
   // Where the tasks run here keep their keyed state; null: in memory.
   std::shared_ptr<StateBackend> state_backend;
+  // Where checkpoints are kept (topology.state.checkpointing); null: memory.
+  std::shared_ptr<worker::CheckpointStore> checkpoint_store;
 };
 
 class SlotRuntime {

@@ -116,6 +116,13 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
                   "cannot run topology '" + s.topology_id + "': " + backend.status().message());
   }
   options.state_backend = std::move(backend).value();
+  auto checkpoints = process->open_checkpoints();
+  if (!checkpoints) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "cannot run topology '" + s.topology_id + "': " + checkpoints.status().message());
+  }
+  process->checkpoints_ = std::move(checkpoints).value();
+  options.checkpoint_store = process->checkpoints_;
   auto runtime = SlotRuntime::create(std::move(options), *topology);
   if (!runtime.ok()) {
     return Status(ErrorCode::kInvalidArgument,
@@ -139,6 +146,10 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(WorkerSpec spec,
   process->data_plane_ = std::make_unique<DataPlane>(rt, logger);
   auto topts = transport_options(s, rt.runtime().plan(), rt.local_tasks(), logger);
   if (!topts) return topts.status();
+  // Workers of two recovery epochs must not exchange tuples: the older
+  // ones' state is about to be thrown away.
+  if (process->checkpoints_)
+    topts->topology_id += "#epoch-" + std::to_string(process->checkpoints_->epoch());
   auto transport = transport::Transport::start(rt.runtime().plan(), std::move(topts).value(),
                                                process->data_plane_.get());
   if (!transport) {
@@ -282,6 +293,81 @@ void WorkerProcess::follow_assignment() {
   spec_ = std::move(next).value();
 }
 
+Result<std::shared_ptr<worker::FolderCheckpointStore>> WorkerProcess::open_checkpoints() {
+  const WorkerSpec& s = spec_;
+  auto settings = worker::checkpoint_settings(s.config);
+  if (!settings.ok()) return Status(ErrorCode::kInvalidArgument, settings.status().message());
+  if (!settings->enabled) return std::shared_ptr<worker::FolderCheckpointStore>();
+  std::filesystem::path dir = s.worker_dir.parent_path().parent_path() / "checkpoints";
+  try {
+    if (const Config::Entry* e = s.config.find(keys::kTopologyStateCheckpointStore);
+        e != nullptr && !e->value.is_null() &&
+        s.config.get_string(keys::kTopologyStateCheckpointStore) != "folder") {
+      return Status(ErrorCode::kInvalidArgument,
+                    std::string(keys::kTopologyStateCheckpointStore) + " is '" +
+                        s.config.get_string(keys::kTopologyStateCheckpointStore) +
+                        "', which keeps checkpoints in one process; a cluster's workers share "
+                        "them in a folder: set it to folder (or null)");
+    }
+    if (const Config::Entry* e = s.config.find(keys::kTopologyStateCheckpointDir);
+        e != nullptr && !e->value.is_null()) {
+      dir = s.config.get_string(keys::kTopologyStateCheckpointDir);
+    }
+  } catch (const ConfigError& e) {
+    return Status(ErrorCode::kInvalidArgument, e.what());
+  }
+  dir /= s.topology_id;
+  worker::FolderCheckpointStore probe(dir);
+  const auto started = s.worker_dir / "checkpoint-started";
+  const auto exited = s.worker_dir / "checkpoint-epoch-exit";
+  std::error_code ec;
+  const bool ran_before = std::filesystem::exists(started, ec);
+  const bool left_for_epoch = std::filesystem::exists(exited, ec);
+  auto complete = probe.complete_checkpoints();
+  const bool has_checkpoints = complete.ok() && !complete->empty();
+  std::int64_t epoch = probe.current_epoch();
+  std::string why;
+  if (ran_before && !left_for_epoch) {
+    why = "this worker starts again after an unexpected end";
+  } else if (!ran_before && has_checkpoints) {
+    why = "this worker joins a topology that has checkpoints (its executors moved here)";
+  }
+  if (!why.empty()) {
+    auto moved = probe.bump_epoch();
+    if (!moved.ok()) {
+      return Status(ErrorCode::kIoError,
+                    "checkpoints in " + dir.string() + ": " + moved.status().message());
+    }
+    epoch = *moved;
+    logger_->warn(
+        "[topology={}] {}: recovery epoch {} -> {}; every worker of the topology "
+        "restarts and restores the last complete checkpoint from {}",
+        s.topology_id, why, epoch - 1, epoch, dir.string());
+  } else if (epoch < 0) {
+    return Status(ErrorCode::kIoError,
+                  "checkpoints in " + dir.string() + ": the epoch file cannot be read");
+  }
+  std::filesystem::remove(exited, ec);
+  if (Status w = write_file_atomically(started, std::to_string(epoch) + "\n"); !w) return w;
+  logger_->info("[topology={}] checkpoints in {} (recovery epoch {})", s.topology_id, dir.string(),
+                epoch);
+  return std::make_shared<worker::FolderCheckpointStore>(dir, epoch);
+}
+
+void WorkerProcess::follow_epoch() {
+  if (!checkpoints_) return;
+  const std::int64_t now = checkpoints_->current_epoch();
+  if (now <= checkpoints_->epoch()) return;
+  logger_->warn(
+      "[topology={}] recovery epoch {} -> {} (another worker restarted): exiting so "
+      "that the supervisor starts this one again on the last complete checkpoint",
+      spec_.topology_id, checkpoints_->epoch(), now);
+  Status w =
+      write_file_atomically(spec_.worker_dir / "checkpoint-epoch-exit", std::to_string(now) + "\n");
+  if (!w) logger_->warn("{}", w.to_string());
+  restart_needed_ = true;
+}
+
 void WorkerProcess::apply_status() {
   auto text = read_whole_file(spec_.status_file());
   if (!text) return;  // no file yet: keep the current state
@@ -399,6 +485,8 @@ void WorkerProcess::run(const std::atomic<bool>& stop) {
       break;
     }
     apply_status();
+    follow_epoch();
+    if (restart_needed_) break;
     if (!announced_) {
       Status written = write_heartbeat();  // the first as soon as every task is ready
       if (!written) logger_->warn("{}", written.to_string());

@@ -72,6 +72,12 @@ class WorkerProcess {
   void follow_assignment();
   void shutdown();
   Status write_heartbeat();
+  // Checkpoints on a cluster: the folder store of this worker's epoch, moving
+  // the epoch on when this worker restarts after an unexpected end or joins
+  // a topology that has checkpoints (checkpoint.hpp, FolderCheckpointStore).
+  Result<std::shared_ptr<worker::FolderCheckpointStore>> open_checkpoints();
+  // Whether another worker moved the epoch on: this one must restart.
+  void follow_epoch();
 
   WorkerSpec spec_;  // the assignment version last applied
   const std::shared_ptr<spdlog::logger> logger_;
@@ -85,6 +91,7 @@ class WorkerProcess {
   bool stopped_ = false;
   std::chrono::milliseconds stall_timeout_{10'000};  // topology.stall.timeout.secs
   bool stall_logged_ = false;                        // main thread: the stall was logged
+  std::shared_ptr<worker::FolderCheckpointStore> checkpoints_;  // null: no checkpoints
   std::unique_ptr<worker::WorkerMetrics> metrics_;  // /metrics; destroyed first
 };
 

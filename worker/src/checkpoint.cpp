@@ -1,8 +1,12 @@
 #include "rstorm/worker/checkpoint.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -148,7 +152,7 @@ api::Result<std::optional<RestoredCheckpoint>> read_checkpoint(
     out.record = *r;
     bool usable = true;
     for (TaskId t : tasks) {
-      auto bytes = store.get(r->id, t);
+      auto bytes = store.get(*r, t);
       api::Result<StateEntries> entries = bytes.ok() ? decode_task_snapshot(*bytes, r->id, t)
                                                      : api::Result<StateEntries>(bytes.status());
       if (!entries.ok()) {
@@ -176,7 +180,8 @@ api::Status InMemoryCheckpointStore::put(std::int64_t checkpoint, TaskId task,
   return api::Status::ok();
 }
 
-api::Result<std::string> InMemoryCheckpointStore::get(std::int64_t checkpoint, TaskId task) {
+api::Result<std::string> InMemoryCheckpointStore::get(const CheckpointRecord& record, TaskId task) {
+  const std::int64_t checkpoint = record.id;
   std::lock_guard lock(mutex_);
   auto c = parts_.find(checkpoint);
   if (c == parts_.end() || c->second.count(task.value) == 0) {
@@ -248,7 +253,7 @@ std::string record_text(const CheckpointRecord& r) {
   std::ostringstream out;
   out << "{\"id\": " << r.id << ", \"started_ms\": " << r.started_ms
       << ", \"completed_ms\": " << r.completed_ms << ", \"bytes\": " << r.bytes
-      << ", \"tasks\": " << r.tasks << "}\n";
+      << ", \"tasks\": " << r.tasks << ", \"epoch\": " << r.epoch << "}\n";
   return out.str();
 }
 
@@ -275,20 +280,53 @@ std::optional<CheckpointRecord> parse_record(const std::string& text) {
     if (!next_number(*f)) return std::nullopt;
   }
   if (!next_number(r.bytes) || !next_number(r.tasks)) return std::nullopt;
+  if (text.find("epoch", pos) != std::string::npos && !next_number(r.epoch)) return std::nullopt;
   return r;
 }
 
 }  // namespace
 
-FolderCheckpointStore::FolderCheckpointStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+FolderCheckpointStore::FolderCheckpointStore(std::filesystem::path dir, std::int64_t epoch)
+    : dir_(std::move(dir)), epoch_(epoch) {}
 
-std::filesystem::path FolderCheckpointStore::part_path(std::int64_t checkpoint, TaskId task) const {
-  return dir_ / ("chk-" + std::to_string(checkpoint)) / ("task-" + std::to_string(task.value));
+std::filesystem::path FolderCheckpointStore::part_path(std::int64_t checkpoint, std::int64_t epoch,
+                                                       TaskId task) const {
+  return dir_ / ("chk-" + std::to_string(checkpoint) + "-e" + std::to_string(epoch)) /
+         ("task-" + std::to_string(task.value));
+}
+
+std::int64_t FolderCheckpointStore::current_epoch() const {
+  std::ifstream in(dir_ / "epoch");
+  if (!in) return 0;
+  std::int64_t e = -1;
+  if (!(in >> e)) return -1;
+  return e;
+}
+
+api::Result<std::int64_t> FolderCheckpointStore::bump_epoch() {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  const std::string lock_path = (dir_ / "epoch.lock").string();
+  const int fd = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return api::Status::error("cannot open " + lock_path + ": " + std::strerror(errno));
+  }
+  if (::flock(fd, LOCK_EX) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    return api::Status::error("cannot lock " + lock_path + ": " + why);
+  }
+  const std::int64_t now = std::max<std::int64_t>(0, current_epoch()) + 1;
+  api::Status written = write_atomically(dir_ / "epoch", std::to_string(now) + "\n");
+  ::flock(fd, LOCK_UN);
+  ::close(fd);
+  if (!written) return written;
+  return now;
 }
 
 api::Status FolderCheckpointStore::put(std::int64_t checkpoint, TaskId task,
                                        std::string_view bytes) {
-  api::Status s = write_atomically(part_path(checkpoint, task), bytes);
+  api::Status s = write_atomically(part_path(checkpoint, epoch_, task), bytes);
   if (!s) {
     return api::Status::error("cannot store the " + part_name(checkpoint, task) + " in " +
                               dir_.string() + ": " + s.message());
@@ -296,8 +334,9 @@ api::Status FolderCheckpointStore::put(std::int64_t checkpoint, TaskId task,
   return s;
 }
 
-api::Result<std::string> FolderCheckpointStore::get(std::int64_t checkpoint, TaskId task) {
-  const auto path = part_path(checkpoint, task);
+api::Result<std::string> FolderCheckpointStore::get(const CheckpointRecord& record, TaskId task) {
+  const std::int64_t checkpoint = record.id;
+  const auto path = part_path(checkpoint, record.epoch, task);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return api::Status::error("the " + part_name(checkpoint, task) + " is missing (" +
@@ -327,16 +366,19 @@ api::Status FolderCheckpointStore::complete(const CheckpointRecord& record, int 
   }
   // The folders of checkpoints no longer kept go (those that never
   // completed too); newer ones may be in progress.
-  std::set<std::int64_t> keep;
-  for (const auto& r : records) keep.insert(r.id);
+  std::set<std::string> keep;
+  for (const auto& r : records) {
+    keep.insert(part_path(r.id, r.epoch, TaskId(0)).parent_path().filename().string());
+  }
   std::error_code ec;
   std::vector<std::filesystem::path> old;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("chk-", 0) != 0) continue;
+    if (name.rfind("chk-", 0) != 0 || keep.count(name) != 0) continue;
     try {
-      const std::int64_t id = std::stoll(name.substr(4));
-      if (id <= record.id && keep.count(id) == 0) old.push_back(entry.path());
+      // Newer ones may be in progress (in this epoch or, for a moment, the
+      // one before).
+      if (std::stoll(name.substr(4)) <= record.id) old.push_back(entry.path());
     } catch (...) {
     }
   }

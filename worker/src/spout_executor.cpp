@@ -256,6 +256,7 @@ void SpoutExecutor::part_done(std::int64_t id, TaskId task, std::uint64_t bytes)
                             .count();
   record.bytes = checkpoint_bytes_;
   record.tasks = checkpoint_parts_done_;
+  record.epoch = plan.checkpoint_store->epoch();
   checkpoint_running_ = 0;
   api::Status s = plan.checkpoint_store->complete(record, plan.checkpoint.retained);
   if (!s.is_ok()) {

@@ -47,6 +47,9 @@ struct CheckpointRecord {
   std::int64_t completed_ms = 0;
   std::uint64_t bytes = 0;  // the tasks' snapshots, summed
   std::int32_t tasks = 0;   // the tasks that stored a part
+  // The recovery epoch it was taken in (FolderCheckpointStore): parts of
+  // one id taken in two epochs are kept apart.
+  std::int64_t epoch = 0;
   friend bool operator==(const CheckpointRecord&, const CheckpointRecord&) = default;
 };
 
@@ -68,9 +71,11 @@ class CheckpointStore {
   virtual ~CheckpointStore();
   // Stores task `task`'s part of checkpoint `checkpoint`.
   virtual api::Status put(std::int64_t checkpoint, TaskId task, std::string_view bytes) = 0;
-  // The part; an error naming the checkpoint and task when it is missing or
-  // cannot be read.
-  virtual api::Result<std::string> get(std::int64_t checkpoint, TaskId task) = 0;
+  // The part of `record`'s checkpoint; an error naming the checkpoint and
+  // task when it is missing or cannot be read.
+  virtual api::Result<std::string> get(const CheckpointRecord& record, TaskId task) = 0;
+  // The epoch this store writes in (FolderCheckpointStore); 0 elsewhere.
+  virtual std::int64_t epoch() const { return 0; }
   // Records `record` as the last complete checkpoint, then removes every
   // checkpoint but the last `retained` complete ones (parts of checkpoints
   // that never completed included).
@@ -88,7 +93,7 @@ class CheckpointStore {
 class InMemoryCheckpointStore final : public CheckpointStore {
  public:
   api::Status put(std::int64_t checkpoint, TaskId task, std::string_view bytes) override;
-  api::Result<std::string> get(std::int64_t checkpoint, TaskId task) override;
+  api::Result<std::string> get(const CheckpointRecord& record, TaskId task) override;
   api::Status complete(const CheckpointRecord& record, int retained) override;
   api::Result<std::vector<CheckpointRecord>> complete_checkpoints() override;
   std::string describe() const override { return "memory"; }
@@ -105,24 +110,41 @@ class InMemoryCheckpointStore final : public CheckpointStore {
 };
 
 // In a folder that every worker of the topology can reach (one machine, or a
-// shared file system): `<dir>/chk-<id>/task-<n>` per part, written to a
-// temporary name and renamed; `<dir>/complete` holds the complete checkpoints
-// kept, one JSON object per line, oldest first, and is replaced atomically.
+// shared file system): `<dir>/chk-<id>-e<epoch>/task-<n>` per part, written
+// to a temporary name and renamed; `<dir>/complete` holds the complete
+// checkpoints kept, one JSON object per line, oldest first, and is replaced
+// atomically.
+//
+// Recovery epochs (a cluster's workers): `<dir>/epoch` holds the topology's
+// epoch. A worker that starts again after an unexpected end, or joins a
+// topology that already has checkpoints, moves it on (bump_epoch); every
+// worker of an older epoch then ends and is started again by its supervisor,
+// and all restore the same checkpoint: no task keeps state that the
+// restored spouts will replay into it. Workers of different epochs do not
+// talk to each other (their transports refuse each other).
 class FolderCheckpointStore final : public CheckpointStore {
  public:
-  explicit FolderCheckpointStore(std::filesystem::path dir);
+  // `epoch`: what this store's parts and records are written in.
+  explicit FolderCheckpointStore(std::filesystem::path dir, std::int64_t epoch = 0);
 
   api::Status put(std::int64_t checkpoint, TaskId task, std::string_view bytes) override;
-  api::Result<std::string> get(std::int64_t checkpoint, TaskId task) override;
+  api::Result<std::string> get(const CheckpointRecord& record, TaskId task) override;
+  std::int64_t epoch() const override { return epoch_; }
+  // The topology's epoch (0 before the first move); -1 when unreadable.
+  std::int64_t current_epoch() const;
+  // Moves the topology's epoch on by one, under a lock (several workers may
+  // start at once), and returns the new one; an error naming the folder.
+  api::Result<std::int64_t> bump_epoch();
   api::Status complete(const CheckpointRecord& record, int retained) override;
   api::Result<std::vector<CheckpointRecord>> complete_checkpoints() override;
   std::string describe() const override { return "folder " + dir_.string(); }
 
   const std::filesystem::path& dir() const { return dir_; }
-  std::filesystem::path part_path(std::int64_t checkpoint, TaskId task) const;
+  std::filesystem::path part_path(std::int64_t checkpoint, std::int64_t epoch, TaskId task) const;
 
  private:
   const std::filesystem::path dir_;
+  const std::int64_t epoch_;
   std::mutex mutex_;  // serialises complete()
 };
 
