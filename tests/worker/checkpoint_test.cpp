@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "rstorm/worker/runtime_metrics.hpp"
 #include "rstorm/worker/state_backends.hpp"
 #include "rstorm/worker/topology_runtime.hpp"
 #include "test_helpers.hpp"
@@ -230,6 +231,23 @@ TEST(Checkpoint, EveryCompleteCheckpointOfADiamondIsAConsistentCut) {
   // One more checkpoint after the end: it holds everything.
   const std::int64_t at_end = last_id(*store);
   ASSERT_TRUE(eventually([&] { return last_id(*store) > at_end; })) << errors_of(*rt);
+  // What /metrics shows of them.
+  metrics::Registry registry;
+  registry.add_collector([&](metrics::Snapshot& out) {
+    collect_executor_metrics(out, "diamond",
+                             [&](const ExecutorVisitor& visit) {
+                               for (const auto& e : rt->executors()) visit(*e);
+                             },
+                             {});
+  });
+  const std::string scraped = registry.render();
+  for (const char* series :
+       {"rstorm_checkpoints_completed_total{topology=\"diamond\"}",
+        "rstorm_checkpoint_last_id{topology=\"diamond\"}",
+        "rstorm_checkpoint_parts_total{topology=\"diamond\",component=\"count\"",
+        "rstorm_checkpoint_alignment_seconds_total{topology=\"diamond\",component=\"count\""}) {
+    EXPECT_NE(scraped.find(series), std::string::npos) << series;
+  }
   rt->stop();
 
   auto records = store->complete_checkpoints();

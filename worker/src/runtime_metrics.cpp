@@ -1,5 +1,6 @@
 #include "rstorm/worker/runtime_metrics.hpp"
 
+#include <algorithm>
 #include <array>
 #include <map>
 
@@ -101,6 +102,41 @@ void collect_executor_metrics(metrics::Snapshot& out, const std::string& topolog
       out.counter("rstorm_spout_pending_limit_cuts_total",
                   "Times a tree took over half the message timeout and the adaptive bound was halved",
                   labels, get(s.pending_limit_cuts));
+    }
+    if (e.topology_plan().checkpoint.enabled && component.role != ExecutorRole::kAcker) {
+      out.counter("rstorm_checkpoint_parts_total",
+                  "Checkpoints: parts (snapshots of a task's keyed state) stored by its tasks",
+                  labels, get(s.checkpoint_parts));
+      out.counter("rstorm_checkpoint_part_failures_total",
+                  "Checkpoints: parts its tasks could not store (the checkpoint is given up)",
+                  labels, get(s.checkpoint_part_failures));
+      out.counter("rstorm_checkpoint_bytes_total", "Checkpoints: bytes of the parts stored", labels,
+                  get(s.checkpoint_bytes));
+      out.counter("rstorm_checkpoint_alignment_seconds_total",
+                  "Checkpoints: time its tasks held inputs while aligning barriers", labels,
+                  get(s.checkpoint_alignment_ns) / 1e9);
+      out.counter("rstorm_checkpoint_snapshot_seconds_total",
+                  "Checkpoints: time its tasks spent storing their parts", labels,
+                  get(s.checkpoint_snapshot_ns) / 1e9);
+      if (std::find(plan.tasks.begin(), plan.tasks.end(),
+                    e.topology_plan().checkpoint_coordinator) != plan.tasks.end()) {
+        const metrics::Labels t = with({{"topology", topology}}, extra_labels);
+        out.counter("rstorm_checkpoints_completed_total", "Checkpoints recorded complete", t,
+                    get(s.checkpoints_completed));
+        out.counter("rstorm_checkpoints_failed_total",
+                    "Checkpoints given up (a part failed or did not come in time)", t,
+                    get(s.checkpoints_failed));
+        out.gauge("rstorm_checkpoint_last_id", "The last complete checkpoint", t,
+                  get(s.last_checkpoint_id));
+        out.gauge("rstorm_checkpoint_last_completed_timestamp_seconds",
+                  "When the last complete checkpoint completed (Unix time)", t,
+                  get(s.last_checkpoint_ms) / 1000);
+        out.gauge("rstorm_checkpoint_last_duration_seconds",
+                  "From the last complete checkpoint's barriers to its last part", t,
+                  get(s.last_checkpoint_duration_ns) / 1e9);
+        out.gauge("rstorm_checkpoint_last_bytes", "Size of the last complete checkpoint", t,
+                  get(s.last_checkpoint_bytes));
+      }
     }
     auto& l = latency[component.id];
     l.is_spout = is_spout;
