@@ -242,8 +242,24 @@ void Supervisor::run(std::stop_token stop) {
     round();
     std::unique_lock lock(mutex_);
     const auto until = std::min(Clock::now() + options_.monitor_frequency, next_heartbeat_);
-    wake_.wait_until(lock, stop, until, [&] { return dirty_; });
+    // A worker that exits is noticed within 100 ms rather than at the next
+    // round: its restart (and, with checkpoints, every worker's recovery)
+    // waits on it.
+    while (!stop.stop_requested() && Clock::now() < until) {
+      const auto step = std::min(until, Clock::now() + std::chrono::milliseconds(100));
+      if (wake_.wait_until(lock, stop, step, [&] { return dirty_; })) break;
+      if (worker_exited_locked()) break;
+    }
   }
+}
+
+bool Supervisor::worker_exited_locked() const {
+  for (const auto& [port, slot] : slots_) {
+    // One already seen to exit waits for its back-off in round().
+    if (slot.next_launch != Clock::time_point()) continue;
+    if (slot.record.process.pid > 0 && !process_alive(slot.record.process)) return true;
+  }
+  return false;
 }
 
 void Supervisor::round() {
@@ -492,6 +508,7 @@ void Supervisor::check_health(int port) {
   Slot& slot = slots_.at(port);
   std::string problem;
   bool exited = false;
+  bool stopped_for_restart = false;  // exit code 3
   if (!process_alive(slot.record.process)) {
     exited = true;
     auto how = slot.adopted ? std::nullopt : exit_status_of(slot.record.process.pid);
@@ -506,8 +523,10 @@ void Supervisor::check_health(int port) {
                " while still assigned, without saying why" +
                (last.empty() ? "" : "; its log ends: " + last);
     }
-    // A worker stopping for a new assignment (exit code 3) is no failure.
-    if (how != "exit code 3") {
+    // A worker stopping for a new assignment or recovery epoch (exit code
+    // 3) is no failure: restarted at once, with no back-off.
+    stopped_for_restart = how == "exit code 3";
+    if (!stopped_for_restart) {
       record_failure(port, slot.record.topology_id, std::move(reason), how.value_or("unknown"));
     }
   } else {
@@ -538,7 +557,7 @@ void Supervisor::check_health(int port) {
   // Restart, backing off exponentially while it keeps failing within a minute
   // of its start (a library that cannot load, a bolt whose prepare throws, a
   // crash in the first tuples), so that a crash loop does not burn the node.
-  if (exited && slot.next_launch == Clock::time_point()) {
+  if (exited && slot.next_launch == Clock::time_point() && !stopped_for_restart) {
     const bool quick = Clock::now() - slot.launched_at < kHealthyRun;
     slot.failures = quick ? slot.failures + 1 : 1;
     slot.next_launch = Clock::now() + restart_backoff(slot.failures);

@@ -94,6 +94,8 @@ class Supervisor {
 
   void run(std::stop_token stop);
   void round();
+  // Whether the process of a slot not yet handled has ended. REQUIRES: mutex_ held.
+  bool worker_exited_locked() const;
   // Notes that the worker of `topology_id` on `port` exited or could not
   // start, and why; reported to nimbus with every heartbeat until the slot
   // runs for a minute (see check_health).

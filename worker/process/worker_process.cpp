@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <thread>
 
 #include "common/metrics/security_config.hpp"
@@ -366,6 +367,7 @@ void WorkerProcess::follow_epoch() {
       write_file_atomically(spec_.worker_dir / "checkpoint-epoch-exit", std::to_string(now) + "\n");
   if (!w) logger_->warn("{}", w.to_string());
   restart_needed_ = true;
+  epoch_exit_ = true;
 }
 
 void WorkerProcess::apply_status() {
@@ -497,6 +499,15 @@ void WorkerProcess::run(const std::atomic<bool>& stop) {
       if (!written) logger_->warn("{}", written.to_string());
       next_beat += interval;
     }
+  }
+  if (epoch_exit_) {
+    // Everything this worker holds belongs to an epoch being thrown away:
+    // nothing to hand over or flush, and waiting on peers that now refuse
+    // it would only delay the recovery. Exit at once, for a restart.
+    logger_->info("worker for topology '{}' slot {}:{} exits at once for the new recovery epoch",
+                  spec_.topology_id, spec_.supervisor_id, spec_.port);
+    logger_->flush();
+    std::_Exit(3);
   }
   logger_->info("worker for topology '{}' slot {}:{} stopping", spec_.topology_id,
                 spec_.supervisor_id, spec_.port);

@@ -86,6 +86,7 @@ class WorkerProcess {
   std::unique_ptr<transport::Transport> transport_;
   std::chrono::steady_clock::time_point started_;
   bool restart_needed_ = false;
+  bool epoch_exit_ = false;  // another worker moved the recovery epoch on
   std::string failure_;
   bool announced_ = false;  // a heartbeat was written (every task was ready)
   bool stopped_ = false;
