@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -20,34 +21,20 @@ namespace {
 
 constexpr char kMagic[8] = {'R', 'S', 'C', 'H', 'K', 'P', 'T', '1'};
 
-void put_u64(std::string& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+// Appends `v` little endian, in its own width.
+template <typename T>
+void put_little_endian(std::string& out, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
-void put_u32(std::string& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
+void put_u64(std::string& out, std::uint64_t v) { put_little_endian(out, v); }
+void put_u32(std::string& out, std::uint32_t v) { put_little_endian(out, v); }
 
 class Reader {
  public:
   explicit Reader(std::string_view bytes) : bytes_(bytes) {}
-  bool u64(std::uint64_t& v) {
-    if (bytes_.size() - pos_ < 8) return false;
-    v = 0;
-    for (int i = 0; i < 8; ++i) {
-      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes_[pos_ + i])) << (8 * i);
-    }
-    pos_ += 8;
-    return true;
-  }
-  bool u32(std::uint32_t& v) {
-    if (bytes_.size() - pos_ < 4) return false;
-    v = 0;
-    for (int i = 0; i < 4; ++i) {
-      v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes_[pos_ + i])) << (8 * i);
-    }
-    pos_ += 4;
-    return true;
-  }
+  bool u64(std::uint64_t& v) { return little_endian(v); }
+  bool u32(std::uint32_t& v) { return little_endian(v); }
   bool bytes(std::size_t n, std::string& out) {
     if (bytes_.size() - pos_ < n) return false;
     out.assign(bytes_.data() + pos_, n);
@@ -57,6 +44,17 @@ class Reader {
   std::size_t left() const { return bytes_.size() - pos_; }
 
  private:
+  template <typename T>
+  bool little_endian(T& v) {
+    if (bytes_.size() - pos_ < sizeof(T)) return false;
+    v = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      v |= static_cast<T>(static_cast<unsigned char>(bytes_[pos_ + i])) << (8 * i);
+    }
+    pos_ += sizeof(T);
+    return true;
+  }
+
   std::string_view bytes_;
   std::size_t pos_ = 0;
 };
@@ -250,38 +248,27 @@ api::Status write_atomically(const std::filesystem::path& path, std::string_view
 }
 
 std::string record_text(const CheckpointRecord& r) {
-  std::ostringstream out;
-  out << "{\"id\": " << r.id << ", \"started_ms\": " << r.started_ms
-      << ", \"completed_ms\": " << r.completed_ms << ", \"bytes\": " << r.bytes
-      << ", \"tasks\": " << r.tasks << ", \"epoch\": " << r.epoch << "}\n";
-  return out.str();
+  const nlohmann::json j = {
+      {"id", r.id},       {"started_ms", r.started_ms}, {"completed_ms", r.completed_ms},
+      {"bytes", r.bytes}, {"tasks", r.tasks},           {"epoch", r.epoch}};
+  return j.dump() + "\n";
 }
 
-// Reads what record_text wrote: the five numbers in their order.
+// One line record_text wrote; nullopt when it is not such a record.
 std::optional<CheckpointRecord> parse_record(const std::string& text) {
-  CheckpointRecord r;
-  std::int64_t* fields[] = {&r.id, &r.started_ms, &r.completed_ms};
-  std::size_t pos = 0;
-  auto next_number = [&](auto& out) {
-    pos = text.find(':', pos);
-    if (pos == std::string::npos) return false;
-    ++pos;
-    try {
-      std::size_t used = 0;
-      const long long v = std::stoll(text.substr(pos), &used);
-      out = static_cast<std::remove_reference_t<decltype(out)>>(v);
-      pos += used;
-      return true;
-    } catch (...) {
-      return false;
-    }
-  };
-  for (auto* f : fields) {
-    if (!next_number(*f)) return std::nullopt;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    CheckpointRecord r;
+    r.id = j.at("id").get<std::int64_t>();
+    r.started_ms = j.at("started_ms").get<std::int64_t>();
+    r.completed_ms = j.at("completed_ms").get<std::int64_t>();
+    r.bytes = j.at("bytes").get<std::uint64_t>();
+    r.tasks = j.at("tasks").get<std::int32_t>();
+    r.epoch = j.value("epoch", std::int64_t{0});
+    return r;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
   }
-  if (!next_number(r.bytes) || !next_number(r.tasks)) return std::nullopt;
-  if (text.find("epoch", pos) != std::string::npos && !next_number(r.epoch)) return std::nullopt;
-  return r;
 }
 
 }  // namespace
