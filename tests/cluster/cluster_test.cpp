@@ -717,6 +717,8 @@ TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughKill9OfWorkers) {
       cli({"submit", RSTORM_STATEFUL_WORD_COUNT_LIB, "--name", "swc", "--wait", "-c",
            "topology.state.checkpointing=true", "-c", "topology.state.checkpoint.interval.ms=200",
            "-c", "topology.state.checkpoint.dir=" + dir.string(), "-c",
+           // Every checkpoint kept: one the test reads is never removed under it.
+           "topology.state.checkpoint.retained=100000", "-c",
            "wordcount.sentences.limit=" + std::to_string(kSentences), "-c",
            "wordcount.report.print=false", "-c", "topology.worker.max.heap.size.mb=400"});
   ASSERT_EQ(r.exit_code, 0) << r.output;

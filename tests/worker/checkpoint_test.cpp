@@ -434,7 +434,8 @@ TEST(CheckpointStoreFolder, KeepsTheRetainedCompleteOnesAndRemovesTheRest) {
     folders.push_back(e.path().filename().string());
   }
   std::sort(folders.begin(), folders.end());
-  EXPECT_EQ(folders, (std::vector<std::string>{"chk-3-e0", "chk-5-e0", "chk-6-e0", "complete"}));
+  EXPECT_EQ(folders, (std::vector<std::string>{"chk-3-e0", "chk-5-e0", "chk-6-e0", "complete",
+                                               "epoch.lock"}));
   auto missing = store.get(CheckpointRecord{.id = 4}, TaskId(1));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("part of task 1 in checkpoint 4 is missing"),

@@ -290,23 +290,43 @@ std::int64_t FolderCheckpointStore::current_epoch() const {
   return e;
 }
 
+namespace {
+
+// An exclusive lock on `<dir>/epoch.lock`, across processes (flock), for as
+// long as it lives: moving the epoch and recording a checkpoint take it.
+class FolderLock {
+ public:
+  explicit FolderLock(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    const std::string path = (dir / "epoch.lock").string();
+    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      error_ = "cannot open " + path + ": " + std::strerror(errno);
+    } else if (::flock(fd_, LOCK_EX) != 0) {
+      error_ = "cannot lock " + path + ": " + std::strerror(errno);
+    }
+  }
+  ~FolderLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+  // Empty when held.
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  std::string error_;
+};
+
+}  // namespace
+
 api::Result<std::int64_t> FolderCheckpointStore::bump_epoch() {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  const std::string lock_path = (dir_ / "epoch.lock").string();
-  const int fd = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return api::Status::error("cannot open " + lock_path + ": " + std::strerror(errno));
-  }
-  if (::flock(fd, LOCK_EX) != 0) {
-    const std::string why = std::strerror(errno);
-    ::close(fd);
-    return api::Status::error("cannot lock " + lock_path + ": " + why);
-  }
+  FolderLock lock(dir_);
+  if (!lock.error().empty()) return api::Status::error(lock.error());
   const std::int64_t now = std::max<std::int64_t>(0, current_epoch()) + 1;
   api::Status written = write_atomically(dir_ / "epoch", std::to_string(now) + "\n");
-  ::flock(fd, LOCK_UN);
-  ::close(fd);
   if (!written) return written;
   return now;
 }
@@ -337,6 +357,15 @@ api::Result<std::string> FolderCheckpointStore::get(const CheckpointRecord& reco
 
 api::Status FolderCheckpointStore::complete(const CheckpointRecord& record, int retained) {
   std::lock_guard lock(mutex_);
+  // Across processes: a coordinator of an epoch that was moved on (its
+  // worker about to exit) must neither record nor remove anything.
+  FolderLock folder(dir_);
+  if (!folder.error().empty()) return api::Status::error(folder.error());
+  if (const std::int64_t now = current_epoch(); now != epoch_) {
+    return api::Status::error("checkpoint " + std::to_string(record.id) + " of recovery epoch " +
+                              std::to_string(epoch_) +
+                              " is not recorded: the topology is in epoch " + std::to_string(now));
+  }
   auto kept = complete_checkpoints();
   std::vector<CheckpointRecord> records = kept.ok() ? *kept : std::vector<CheckpointRecord>();
   records.push_back(record);
