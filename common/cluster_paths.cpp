@@ -14,7 +14,7 @@ std::vector<std::string> ClusterPaths::directories() const {
   std::vector<std::string> dirs;
   if (!root_.empty()) dirs.push_back(root_);
   for (auto d : {supervisors(), topologies(), assignments(), nimbus(), nimbus_leader(),
-                 workerbeats(), errors(), backpressure(), code_replicas()}) {
+                 workerbeats(), errors(), backpressure(), code_replicas(), checkpoints()}) {
     dirs.push_back(std::move(d));
   }
   return dirs;

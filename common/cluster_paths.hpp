@@ -53,6 +53,11 @@ class ClusterPaths {
   std::string code_replicas(std::string_view topology_id) const {
     return join_path(code_replicas(), topology_id);
   }
+  // What nimbus records of a topology's checkpoints (thrift::CheckpointState).
+  std::string checkpoints() const { return root_ + "/checkpoints"; }
+  std::string checkpoints(std::string_view topology_id) const {
+    return join_path(checkpoints(), topology_id);
+  }
   std::string backpressure() const { return root_ + "/backpressure"; }
   std::string backpressure(std::string_view topology_id) const {
     return join_path(backpressure(), topology_id);

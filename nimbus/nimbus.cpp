@@ -5,6 +5,7 @@
 
 #include "common/security/secrets.hpp"
 #include "common/thrift/codec.hpp"
+#include "nimbus/nimbus_client.hpp"
 #include "nimbus/topology_structure.hpp"
 #include "scheduler/cluster_state.hpp"
 #include "scheduler/scheduler.hpp"
@@ -386,7 +387,10 @@ std::optional<security::TopologyAcl> Nimbus::blob_acl(const std::string& blob_ke
   auto records = all_records();
   if (!records) return std::nullopt;
   for (const auto& r : *records) {
-    if (r.code_blob_key == blob_key || r.structure_blob_key == blob_key) return acl_of(r);
+    if (r.code_blob_key == blob_key || r.structure_blob_key == blob_key ||
+        blob_key.starts_with(checkpoint_key_prefix(r.id))) {
+      return acl_of(r);
+    }
   }
   return std::nullopt;
 }

@@ -127,6 +127,20 @@ class Nimbus {
   // kPermissionDenied saying why not.
   Result<thrift::WorkerTokenInfo> verify_worker_token(const thrift::WorkerToken& token);
 
+  // ---- checkpoints (nimbus_checkpoints.cpp; see CheckpointState in rstorm.thrift)
+  // What is recorded of the checkpoints of a topology (by id or name): an
+  // empty state (epoch 0) before its first; kNotFound naming the topology.
+  Result<thrift::CheckpointState> checkpoints(const std::string& id_or_name);
+  // Records `checkpoint` as complete once this nimbus holds its parts, keeps
+  // the newest `retained` and removes the parts of every other one (those of
+  // checkpoints still being taken excepted). kInvalidArgument (illegal state)
+  // for a checkpoint of an epoch that was moved on or one with parts missing.
+  Result<thrift::CheckpointState> complete_checkpoint(const std::string& topology_id,
+                                                      thrift::CheckpointInfo checkpoint,
+                                                      int retained);
+  // Moves the topology's recovery epoch on by one; returns the new one.
+  Result<std::int64_t> advance_checkpoint_epoch(const std::string& topology_id);
+
   // ---- what the authorizer needs
   // The ACL of a running topology (by id or name); kNotFound otherwise.
   Result<security::TopologyAcl> topology_acl(const std::string& id_or_name);
@@ -206,6 +220,19 @@ class Nimbus {
                      const std::map<std::string, thrift::SupervisorInfo>& supervisors);
   void arm_watches();
 
+  // nimbus_checkpoints.cpp
+  // The topology's id for `id_or_name` (an id is looked up directly).
+  Result<std::string> topology_id_of(const std::string& id_or_name);
+  // Removes the blobs of `topology_id`'s checkpoint parts that `state` no
+  // longer keeps: those of another epoch than its newest checkpoint's, or
+  // older than it (parts of a checkpoint being taken stay). Every part when
+  // `state` is null.
+  void remove_checkpoint_parts(const std::string& topology_id,
+                               const thrift::CheckpointState* state);
+  // A standby: the part blobs the kept checkpoints of `topology_id` need;
+  // arms a watch on its checkpoint node so that a new one wakes the sync.
+  std::vector<std::string> wanted_checkpoint_parts(const std::string& topology_id);
+
   // nimbus_views.cpp
   // Writes the errors a heartbeat carries under errors/<topology-id>, one
   // ErrorInfo node per (time, task), keeping the newest kMaxErrorsPerTopology.
@@ -259,6 +286,7 @@ class Nimbus {
   std::map<std::string, PendingRebalance> rebalances_;              // guarded by mutex_
   std::set<std::string> fresh_placement_;  // topologies to place afresh; guarded by mutex_
   std::map<std::string, int> last_moved_;  // executors the latest assignment moved; guarded by mutex_
+  std::set<std::string> checkpoints_watched_;  // topology ids; guarded by mutex_
   std::map<std::string, Download> downloads_;                       // guarded by mutex_
   std::uint64_t next_download_ = 0;                                 // guarded by mutex_
   std::vector<scheduler::NodeUsage> usage_;                         // guarded by mutex_

@@ -360,6 +360,32 @@ Result<thrift::NimbusSummary> NimbusClient::leader() {
   return out;
 }
 
+Result<thrift::CheckpointState> NimbusClient::checkpoints(const std::string& topology_id) {
+  thrift::CheckpointState out;
+  Status s = invoke("getCheckpoints",
+                    [&](thrift::NimbusClient& c) { c.getCheckpoints(out, topology_id); });
+  if (!s) return s;
+  return out;
+}
+
+Result<thrift::CheckpointState> NimbusClient::complete_checkpoint(
+    const std::string& topology_id, const thrift::CheckpointInfo& checkpoint, int retained) {
+  thrift::CheckpointState out;
+  Status s = invoke("completeCheckpoint", [&](thrift::NimbusClient& c) {
+    c.completeCheckpoint(out, topology_id, checkpoint, retained);
+  });
+  if (!s) return s;
+  return out;
+}
+
+Result<std::int64_t> NimbusClient::advance_checkpoint_epoch(const std::string& topology_id) {
+  std::int64_t out = 0;
+  Status s = invoke("advanceCheckpointEpoch",
+                    [&](thrift::NimbusClient& c) { out = c.advanceCheckpointEpoch(topology_id); });
+  if (!s) return s;
+  return out;
+}
+
 Status NimbusClient::supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat) {
   return invoke("supervisorHeartbeat",
                 [&](thrift::NimbusClient& c) { c.supervisorHeartbeat(heartbeat); });
@@ -430,6 +456,37 @@ Result<std::string> NimbusClient::download_blob(const std::string& blob_key) {
                       handle.blob.sha256);
   }
   return bytes;
+}
+
+std::string checkpoint_key_prefix(const std::string& topology_id) {
+  return topology_id + ".checkpoint-";
+}
+
+std::string checkpoint_part_key(const std::string& topology_id, std::int64_t checkpoint,
+                                std::int64_t epoch, std::int32_t task) {
+  return checkpoint_key_prefix(topology_id) + std::to_string(checkpoint) + "-e" +
+         std::to_string(epoch) + "-task-" + std::to_string(task);
+}
+
+std::optional<CheckpointPartName> parse_checkpoint_part_key(std::string_view key,
+                                                            std::string_view prefix) {
+  if (!key.starts_with(prefix)) return std::nullopt;
+  key.remove_prefix(prefix.size());
+  CheckpointPartName out;
+  auto number = [&key](auto& value, std::string_view then) {
+    const char* end = key.data() + key.size();
+    auto [p, ec] = std::from_chars(key.data(), end, value);
+    if (ec != std::errc() || p == key.data()) return false;
+    key.remove_prefix(static_cast<std::size_t>(p - key.data()));
+    if (!key.starts_with(then)) return false;
+    key.remove_prefix(then.size());
+    return true;
+  };
+  if (!number(out.checkpoint, "-e") || !number(out.epoch, "-task-") || !number(out.task, "") ||
+      !key.empty()) {
+    return std::nullopt;
+  }
+  return out;
 }
 
 }  // namespace rstorm::nimbus

@@ -98,6 +98,13 @@ class NimbusClient {
   Result<thrift::TopologyInfo> topology_info(const std::string& id);
   Result<thrift::TopologyPlacement> placement(const std::string& id);
   Result<thrift::NimbusSummary> leader();
+  // Checkpoints (see the Nimbus service in rstorm.thrift).
+  Result<thrift::CheckpointState> checkpoints(const std::string& topology_id);
+  // kInvalidArgument for a stale epoch or missing parts.
+  Result<thrift::CheckpointState> complete_checkpoint(const std::string& topology_id,
+                                                      const thrift::CheckpointInfo& checkpoint,
+                                                      int retained);
+  Result<std::int64_t> advance_checkpoint_epoch(const std::string& topology_id);
   Status supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat);
 
   // Uploads `bytes` as `blob_key` in chunks of `chunk_bytes`, declaring the
@@ -134,6 +141,23 @@ class NimbusClient {
   // The last call failed in the transport (not an answer from nimbus).
   bool transport_failed_ = false;  // guarded by mutex_
 };
+
+// The blob key of task `task`'s part of checkpoint `checkpoint`, taken in
+// recovery epoch `epoch`, of topology `topology_id`:
+// "<topology id>.checkpoint-<checkpoint>-e<epoch>-task-<task>".
+std::string checkpoint_part_key(const std::string& topology_id, std::int64_t checkpoint,
+                                std::int64_t epoch, std::int32_t task);
+// What every part key of `topology_id` starts with.
+std::string checkpoint_key_prefix(const std::string& topology_id);
+// A part key's checkpoint, epoch and task, given the topology's prefix;
+// nullopt for another key.
+struct CheckpointPartName {
+  std::int64_t checkpoint = 0;
+  std::int64_t epoch = 0;
+  std::int32_t task = 0;
+};
+std::optional<CheckpointPartName> parse_checkpoint_part_key(std::string_view key,
+                                                            std::string_view prefix);
 
 // One nimbus.seeds entry: "host" (at `default_port`) or "host:port" with a
 // port in 1..65535. kInvalidArgument naming the entry otherwise, e.g.

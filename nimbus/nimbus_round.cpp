@@ -205,6 +205,8 @@ void Nimbus::finish_kill(const thrift::TopologyRecord& record) {
   (void)store_.remove(paths_.topology(record.id));
   (void)blobs_.remove(record.code_blob_key);
   (void)blobs_.remove(record.structure_blob_key);
+  (void)store_.remove(paths_.checkpoints(record.id));
+  remove_checkpoint_parts(record.id, nullptr);
   std::lock_guard lock(mutex_);
   loaded_.erase(record.id);
   kill_deadlines_.erase(record.id);
@@ -488,6 +490,12 @@ void Nimbus::standby_sync() {
     if (r.status == thrift::TopologyStatus::KILLED) continue;
     if (!blobs_.info(r.code_blob_key)) missing.emplace_back(r.code_blob_key, r.code_sha256);
     if (!blobs_.info(r.structure_blob_key)) missing.emplace_back(r.structure_blob_key, "");
+    // The parts of the checkpoints kept, so that a restore after a
+    // failover finds them here.
+    for (auto& key : wanted_checkpoint_parts(r.id)) {
+      if (!blobs_.info(key)) missing.emplace_back(key, "");
+      wanted.insert(std::move(key));
+    }
   }
   {
     std::lock_guard lock(mutex_);

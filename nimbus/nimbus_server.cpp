@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 
+#include "nimbus/nimbus_client.hpp"
 #include "rstorm_thrift/Nimbus.h"
 
 namespace rstorm::nimbus {
@@ -142,8 +143,20 @@ class Handler final : public thrift::NimbusIf {
     out = unwrap(n_.placement(id), n_);
   }
   void beginFileUpload(std::string& out, const std::string& blob_key) override {
+    gate();
+    if (worker_ && blob_key.starts_with(checkpoint_key_prefix(worker_->topology_id))) {
+      // A worker stores its topology's checkpoint parts.
+      out = unwrap(n_.begin_upload(blob_key), n_);
+      own(out);
+      return;
+    }
     allow(Operation::kUpload, nullptr, blob_key);
     if (authorizer_->enabled()) {
+      if (blob_key.find(".checkpoint-") != std::string::npos) {
+        deny(
+            "blob keys with '.checkpoint-' are checkpoint parts, written by a topology's "
+            "workers only");
+      }
       // Code a topology runs is never replaced, and nimbus's own blobs are its own.
       if (auto acl = n_.blob_acl(blob_key)) {
         deny("blob '" + blob_key + "' is the code of running topology '" + acl->name +
@@ -209,6 +222,19 @@ class Handler final : public thrift::NimbusIf {
     logger_.info("{} authenticated with a worker token (key version {})", who(),
                  worker_->key_version);
   }
+  void getCheckpoints(thrift::CheckpointState& out, const std::string& topology_id) override {
+    allow_on(Operation::kDescribe, topology_id);
+    out = unwrap(n_.checkpoints(topology_id), n_);
+  }
+  void completeCheckpoint(thrift::CheckpointState& out, const std::string& topology_id,
+                          const thrift::CheckpointInfo& checkpoint, int32_t retained) override {
+    allow_checkpoint_writer(topology_id, "record a checkpoint");
+    out = unwrap(n_.complete_checkpoint(topology_id, checkpoint, retained), n_, true);
+  }
+  int64_t advanceCheckpointEpoch(const std::string& topology_id) override {
+    allow_checkpoint_writer(topology_id, "move the recovery epoch");
+    return unwrap(n_.advance_checkpoint_epoch(topology_id), n_);
+  }
   void getLeader(thrift::NimbusSummary& out) override { out = unwrap(n_.leader(), n_); }
   void supervisorHeartbeat(const thrift::SupervisorHeartbeat& heartbeat) override {
     allow(Operation::kSupervisorHeartbeat, nullptr, "supervisor " + heartbeat.info.id);
@@ -258,6 +284,19 @@ class Handler final : public thrift::NimbusIf {
       what += " " + target;
     }
     deny("a worker of topology '" + worker_->topology_id + "' may not " + what);
+  }
+  // Checkpoints are recorded by the topology's own workers; in secure mode
+  // nobody else (without an authorizer identities are not checked).
+  void allow_checkpoint_writer(const std::string& topology_id, const std::string& what) {
+    gate();
+    if (worker_) {
+      if (topology_id == worker_->topology_id) return;
+      deny("a worker of topology '" + worker_->topology_id + "' may not " + what + " of '" +
+           topology_id + "'");
+    }
+    if (authorizer_->enabled()) {
+      deny("only the workers of topology '" + topology_id + "' may " + what + " (" + who() + ")");
+    }
   }
   std::string peer_address() const {
     auto socket = std::dynamic_pointer_cast<apache::thrift::transport::TSocket>(transport_);

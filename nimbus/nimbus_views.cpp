@@ -269,6 +269,11 @@ Result<thrift::TopologyInfo> Nimbus::topology_info(const std::string& id_or_name
       }
     }
   }
+  if (auto node = store_.get(paths_.checkpoints(record.id))) {
+    if (auto c = decode_thrift<thrift::CheckpointState>(node->data, "CheckpointState")) {
+      info.__set_checkpoints(std::move(*c));
+    }
+  }
   return info;
 }
 

@@ -1,6 +1,8 @@
 #include "nimbus/render.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,66 @@ using nlohmann::json;
 using scheduler::format_amount;
 
 std::string status_name(thrift::TopologyStatus::type s) { return thrift::to_string(s); }
+
+std::string bytes_text(std::int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string seconds_text(std::int64_t ms) {
+  char buf[32];
+  if (ms < 1000) {
+    std::snprintf(buf, sizeof buf, "%lld ms", static_cast<long long>(ms));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
+  }
+  return buf;
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// "last complete 42 (recovery epoch 3) at ..., 1.2 s ago; 3.4 KiB in 9
+// parts, took 15 ms; 2 kept", or "none complete yet (recovery epoch 1)".
+std::string checkpoints_text(const thrift::CheckpointState& c) {
+  if (c.complete.empty()) {
+    return "none complete yet (recovery epoch " + std::to_string(c.epoch) + ")";
+  }
+  const thrift::CheckpointInfo& last = c.complete.back();
+  return "last complete " + std::to_string(last.id) + " (recovery epoch " +
+         std::to_string(c.epoch) + ") at " + time_text(last.completed_ms) + ", " +
+         seconds_text(std::max<std::int64_t>(0, now_ms() - last.completed_ms)) + " ago; " +
+         bytes_text(last.bytes) + " in " + std::to_string(last.tasks) + " parts, took " +
+         seconds_text(std::max<std::int64_t>(0, last.completed_ms - last.started_ms)) + "; " +
+         std::to_string(c.complete.size()) + " kept";
+}
+
+nlohmann::json checkpoints_json(const thrift::CheckpointState& c) {
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& k : c.complete) {
+    kept.push_back({{"id", k.id},
+                    {"epoch", k.epoch},
+                    {"started_ms", k.started_ms},
+                    {"completed_ms", k.completed_ms},
+                    {"duration_ms", k.completed_ms - k.started_ms},
+                    {"bytes", k.bytes},
+                    {"tasks", k.tasks}});
+  }
+  return {{"epoch", c.epoch},
+          {"last", kept.empty() ? nlohmann::json(nullptr) : kept.back()},
+          {"complete", kept}};
+}
 
 std::string executor_label(const thrift::ExecutorInfo& e) {
   return e.component + "[" + std::to_string(e.task_start) +
@@ -252,6 +314,8 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
   out << "Network cost: same worker " << n.same_worker << ", same node " << n.same_node
       << ", same rack " << n.same_rack << ", cross rack " << n.cross_rack << "\n";
   for (const auto& w : placement.warnings) out << "warning: " << w << "\n";
+  if (info.__isset.checkpoints)
+    out << "Checkpoints: " << checkpoints_text(info.checkpoints) << "\n";
   if (!info.errors.empty()) {
     out << "Last errors:\n";
     for (const auto& g : group_errors(info.errors)) {
@@ -306,6 +370,8 @@ std::string render_describe_json(const thrift::TopologyInfo& info,
                 {"same_rack", c.same_rack},
                 {"cross_rack", c.cross_rack}}},
               {"warnings", placement.warnings},
+              {"checkpoints",
+               info.__isset.checkpoints ? checkpoints_json(info.checkpoints) : json(nullptr)},
               {"errors", errors}}
              .dump(2) +
          "\n";

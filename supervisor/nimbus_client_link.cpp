@@ -30,6 +30,28 @@ std::vector<nimbus::NimbusAddress> NimbusClientLink::candidates() const {
   return out;
 }
 
+std::vector<std::string> NimbusClientLink::nimbus_seeds(bool tls) const {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& host, int port) {
+    if (port <= 0) return;
+    std::string seed = host + ":" + std::to_string(port);
+    if (std::find(out.begin(), out.end(), seed) == out.end()) out.push_back(std::move(seed));
+  };
+  if (auto nodes = store_.children(paths_.nimbus_leader())) {
+    for (const auto& name : *nodes) {
+      auto node = store_.get(join_path(paths_.nimbus_leader(), name));
+      if (!node) continue;
+      auto summary = decode_thrift<thrift::NimbusSummary>(node->data, "NimbusSummary");
+      if (summary) add(summary->host, tls ? summary->tls_port : summary->port);
+    }
+  }
+  // The configured seeds are of the kind this supervisor speaks.
+  if (tls == options_.tls.has_value()) {
+    for (const auto& seed : options_.seeds) add(seed.host, seed.port);
+  }
+  return out;
+}
+
 template <typename F>
 auto NimbusClientLink::with_client(F&& call)
     -> decltype(call(std::declval<nimbus::NimbusClient&>())) {

@@ -28,6 +28,7 @@ class NimbusClientLink final : public NimbusLink {
   Result<std::string> download_blob(const std::string& blob_key) override;
   Result<thrift::TopologyInfo> topology_info(const std::string& topology_id) override;
   Status supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat) override;
+  std::vector<std::string> nimbus_seeds(bool tls) const override;
 
  private:
   // Runs `call` on a connected client; drops the client when the call fails

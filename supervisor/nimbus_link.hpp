@@ -20,6 +20,9 @@ class NimbusLink {
   // getTopologyInfo: name, structure and config of a topology.
   virtual Result<thrift::TopologyInfo> topology_info(const std::string& topology_id) = 0;
   virtual Status supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat) = 0;
+  // Where a worker finds nimbus ("host:port", the TLS ports when `tls`):
+  // given to workers as nimbus.seeds. Empty when unknown.
+  virtual std::vector<std::string> nimbus_seeds(bool /*tls*/) const { return {}; }
 };
 
 }  // namespace rstorm::supervisor

@@ -88,8 +88,10 @@ Result<SupervisorOptions> SupervisorOptions::from_config(const Config& config) {
     o.worker_heartbeat_ms =
         static_cast<int>(1000 * config.get_double("worker.heartbeat.frequency.secs", 1.0));
     for (const auto& [key, entry] : config.entries()) {
+      // Workers reach nimbus as its clients do (checkpoints), with the CA only.
       if (key.starts_with("worker.") || key.starts_with("storm.messaging.") ||
-          key.starts_with("storm.metrics.")) {
+          key.starts_with("storm.metrics.") || key == "nimbus.thrift.client.use.tls" ||
+          key == "nimbus.thrift.tls.client.ca.path") {
         o.worker_config.set(key, entry.value, entry.origin);
       }
     }

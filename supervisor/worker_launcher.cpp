@@ -103,6 +103,13 @@ Result<wp::WorkerSpec> WorkerLauncher::prepare(const thrift::Assignment& a,
       }
     }
   }
+  // Where the worker finds nimbus: the nimbuses running now (checkpoints).
+  if (auto seeds =
+          nimbus_.nimbus_seeds(spec.config.get_bool("nimbus.thrift.client.use.tls", false));
+      !seeds.empty()) {
+    ConfigValue::List list(seeds.begin(), seeds.end());
+    spec.config.set(std::string(keys::kNimbusSeeds), ConfigValue(std::move(list)), "supervisor");
+  }
   spec.heartbeat_interval_ms = options_.worker_heartbeat_ms;
   spec.secret = info_it->second.secret;
   return spec;

@@ -273,6 +273,26 @@ struct WorkerToken {
   2: required binary signature,
 }
 
+// ------------------------------------------------------------ checkpoints
+// A complete checkpoint of a topology's state (topology.state.checkpointing).
+struct CheckpointInfo {
+  1: required i64 id,
+  2: i64 started_ms,                  // wall clock, ms since the epoch
+  3: i64 completed_ms,
+  4: i64 bytes,                       // the parts, summed
+  5: i32 tasks,                       // the tasks that stored a part
+  6: i64 epoch,                       // the recovery epoch it was taken in
+  7: list<i32> part_tasks,            // the tasks whose part nimbus holds (set by nimbus)
+}
+
+// What nimbus records of a topology's checkpoints, in ZooKeeper at
+// checkpoints/<topology id>. A part is the blob
+// "<topology id>.checkpoint-<id>-e<epoch>-task-<task>".
+struct CheckpointState {
+  1: i64 epoch,                       // the recovery epoch (0 before the first move)
+  2: list<CheckpointInfo> complete,   // the complete checkpoints kept, oldest first
+}
+
 struct TopologyInfo {
   1: required TopologySummary summary,
   2: TopologyStructure structure,
@@ -285,6 +305,8 @@ struct TopologyInfo {
   // A worker token for the topology's workers (storm.worker.token.*): sent
   // with the secret, to supervisors and admins over mutual TLS only.
   7: optional WorkerToken worker_token,
+  // Its checkpoints (topology.state.checkpointing with the nimbus store).
+  8: optional CheckpointState checkpoints,
 }
 
 // Use of one node against its capacity.
@@ -415,6 +437,23 @@ service Nimbus {
   // else. TLS port only (the token would travel in the clear otherwise); a
   // forged, expired or unknown-key token is refused.
   void authenticateWorker(1: WorkerToken token) throws (1: AuthorizationException denied),
+
+  // Checkpoints (topology.state.checkpointing, store "nimbus"): the parts
+  // are uploaded and downloaded as blobs (see CheckpointState) by the
+  // topology's workers. completeCheckpoint records one as complete once
+  // nimbus holds its `tasks` parts, keeps the newest `retained` and removes
+  // the parts of every other one; a checkpoint of an epoch older than the
+  // topology's is refused (IllegalStateException). advanceCheckpointEpoch
+  // moves the recovery epoch on by one and returns the new one.
+  CheckpointState getCheckpoints(1: string topology_id)
+      throws (1: NotFoundException missing, 2: AuthorizationException denied),
+  CheckpointState completeCheckpoint(1: string topology_id, 2: CheckpointInfo checkpoint,
+                                     3: i32 retained)
+      throws (1: NotFoundException missing, 2: IllegalStateException stale,
+              3: NotLeaderException not_leader, 4: AuthorizationException denied),
+  i64 advanceCheckpointEpoch(1: string topology_id)
+      throws (1: NotFoundException missing, 2: NotLeaderException not_leader,
+              3: AuthorizationException denied),
 
   NimbusSummary getLeader() throws (1: NotFoundException no_leader,
               2: AuthorizationException denied),

@@ -33,6 +33,7 @@
 #include "tests/cluster/test_cluster.hpp"
 #include "tests/common/poll.hpp"
 #include "tests/common/zookeeper_server.hpp"
+#include "worker/process/nimbus_checkpoint_store.hpp"
 #include "worker/process/worker_spec.hpp"
 #include "worker/transport/codec.hpp"
 
@@ -45,6 +46,7 @@ using namespace std::chrono_literals;
 
 class ClusterTest : public ::testing::Test {
  protected:
+  void stateful_word_count_through_kill9(bool folder);
   void start_cluster(int nimbuses = 1) {
     auto started = start_test_cluster(/*slots=*/2, nimbuses, "cluster-test");
     ASSERT_TRUE(started) << started.status().to_string();
@@ -708,14 +710,16 @@ std::map<std::string, std::int64_t> checkpoint_state(worker::CheckpointStore& st
 // worker then restarts on the last complete checkpoint (a new recovery
 // epoch). The checkpoint taken after the spout's last sentence holds exactly
 // the true counts: none lost with a killed worker, none counted twice by the
-// replay.
-TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughKill9OfWorkers) {
+// replay. `folder`: the checkpoints are kept in a folder, else by nimbus
+// (the default: parts in its blob store, records and epoch in ZooKeeper).
+void ClusterTest::stateful_word_count_through_kill9(bool folder) {
   start_cluster();
   constexpr std::int64_t kSentences = 150000;
   const auto dir = cluster_->work_dir() / "test-checkpoints";
   auto r =
       cli({"submit", RSTORM_STATEFUL_WORD_COUNT_LIB, "--name", "swc", "--wait", "-c",
            "topology.state.checkpointing=true", "-c", "topology.state.checkpoint.interval.ms=200",
+           "-c", std::string("topology.state.checkpoint.store=") + (folder ? "folder" : "nimbus"),
            "-c", "topology.state.checkpoint.dir=" + dir.string(), "-c",
            // Every checkpoint kept: one the test reads is never removed under it.
            "topology.state.checkpoint.retained=100000", "-c",
@@ -726,7 +730,16 @@ TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughKill9OfWorkers) {
   ASSERT_TRUE(a);
   const auto slots = executors_by_slot(*a);
   ASSERT_GE(slots.size(), 3u);
-  worker::FolderCheckpointStore store(dir / a->topology_id);
+  std::shared_ptr<worker::SharedCheckpointStore> shared;
+  if (folder) {
+    shared = std::make_shared<worker::FolderCheckpointStore>(dir / a->topology_id);
+  } else {
+    auto client = nimbus::NimbusClient::connect(nimbus_options());
+    ASSERT_TRUE(client) << client.status().to_string();
+    shared = std::make_shared<wp::NimbusCheckpointStore>(
+        std::shared_ptr<nimbus::NimbusClient>(std::move(client).value()), a->topology_id);
+  }
+  worker::SharedCheckpointStore& store = *shared;
   auto last = [&]() -> std::optional<worker::CheckpointRecord> {
     auto l = store.last_complete();
     return l.ok() ? *l : std::nullopt;
@@ -753,8 +766,10 @@ TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughKill9OfWorkers) {
       return beat && alive(static_cast<pid_t>(beat->pid));
     }));
     ASSERT_EQ(::kill(static_cast<pid_t>(beat->pid), SIGKILL), 0);
-    ASSERT_TRUE(eventually([&] { return store.current_epoch() >= round; }))
-        << "the restarted worker did not move the recovery epoch on";
+    ASSERT_TRUE(eventually([&] {
+      auto epoch = store.read_epoch();
+      return epoch.ok() && *epoch >= round;
+    })) << "the restarted worker did not move the recovery epoch on";
   }
   // The checkpoint after the last sentence: every count, exactly.
   std::optional<worker::CheckpointRecord> final_checkpoint;
@@ -778,6 +793,20 @@ TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughKill9OfWorkers) {
   EXPECT_EQ(checkpoint_state(store, *final_checkpoint, "counts"), truth)
       << "checkpoint " << final_checkpoint->id << " of epoch " << final_checkpoint->epoch;
   EXPECT_GE(final_checkpoint->epoch, 3);
+  if (!folder) {
+    // `rstorm describe` shows the last complete checkpoint.
+    auto described = cli({"describe", "swc"});
+    EXPECT_NE(described.output.find("Checkpoints: last complete"), std::string::npos)
+        << described.output;
+  }
+}
+
+TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughKill9OfWorkers) {
+  stateful_word_count_through_kill9(/*folder=*/false);
+}
+
+TEST_F(ClusterTest, StatefulWordCountWithAFolderStoreKeepsExactCountsThroughKill9) {
+  stateful_word_count_through_kill9(/*folder=*/true);
 }
 
 // A spout whose worker is killed starts again with new tuple-tree roots: its

@@ -4,9 +4,11 @@
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
 
+#include <set>
+
 #include "nimbus/submitter.hpp"
-#include "rstorm_thrift/Nimbus.h"
 #include "nimbus/topology_structure.hpp"
+#include "rstorm_thrift/Nimbus.h"
 #include "scheduler/scheduler.hpp"
 #include "tests/nimbus/nimbus_fixture.hpp"
 
@@ -495,6 +497,117 @@ TEST_F(ReplicationTest, TopologyWaitsUntilEnoughNimbusesHoldItsCode) {
   auto left = store_->exists(paths_.code_replicas(*id));
   ASSERT_TRUE(left);
   EXPECT_FALSE(*left) << "the replica registrations go with the topology";
+}
+
+namespace checkpoints {
+
+thrift::CheckpointInfo checkpoint(std::int64_t id, std::int64_t epoch, int tasks) {
+  thrift::CheckpointInfo c;
+  c.id = id;
+  c.__set_epoch(epoch);
+  c.__set_tasks(tasks);
+  c.__set_started_ms(1000 * id);
+  c.__set_completed_ms(1000 * id + 50);
+  c.__set_bytes(3 * tasks);
+  return c;
+}
+
+}  // namespace checkpoints
+
+// The nimbus checkpoint store's server side: a checkpoint is recorded only
+// when nimbus holds all its parts; the newest `retained` are kept with their
+// parts, older ones (and those of an older epoch) are removed, while parts of
+// a checkpoint still being taken stay; a checkpoint of a replaced epoch is
+// refused; a kill removes them all.
+TEST_F(NimbusServiceTest, CheckpointsAreRecordedWithTheirPartsAndCollected) {
+  using checkpoints::checkpoint;
+  add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  auto put_parts = [&](std::int64_t c, std::int64_t epoch, std::vector<int> tasks) {
+    for (int t : tasks) {
+      ASSERT_TRUE(client_->upload_blob(checkpoint_part_key(*id, c, epoch, t), "part"));
+    }
+  };
+  auto state = client_->checkpoints("wc");
+  ASSERT_TRUE(state) << state.status().to_string();
+  EXPECT_EQ(state->epoch, 0);
+  EXPECT_TRUE(state->complete.empty());
+
+  put_parts(1, 0, {1, 2});
+  auto missing = client_->complete_checkpoint(*id, checkpoint(1, 0, 3), 2);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("checkpoint 1 of topology '" + *id +
+                                            "' (recovery epoch 0) has 3 parts, but nimbus "
+                                            "holds 2"),
+            std::string::npos)
+      << missing.status().to_string();
+  put_parts(1, 0, {3});
+  auto one = client_->complete_checkpoint(*id, checkpoint(1, 0, 3), 2);
+  ASSERT_TRUE(one) << one.status().to_string();
+  ASSERT_EQ(one->complete.size(), 1u);
+  EXPECT_EQ(one->complete[0].part_tasks, (std::vector<std::int32_t>{1, 2, 3}));
+
+  put_parts(2, 0, {1, 2, 3});
+  ASSERT_TRUE(client_->complete_checkpoint(*id, checkpoint(2, 0, 3), 2));
+  put_parts(4, 0, {1});  // checkpoint 4 is being taken
+  put_parts(3, 0, {1, 2, 3});
+  auto three = client_->complete_checkpoint(*id, checkpoint(3, 0, 3), 2);
+  ASSERT_TRUE(three) << three.status().to_string();
+  ASSERT_EQ(three->complete.size(), 2u);
+  EXPECT_EQ(three->complete[0].id, 2);
+  EXPECT_EQ(three->complete[1].id, 3);
+  auto parts = [&] {
+    std::set<std::string> out;
+    auto keys = blobs_->list();
+    EXPECT_TRUE(keys) << keys.status().to_string();
+    if (!keys) return out;
+    for (const auto& key : keys.value()) {
+      if (key.starts_with(checkpoint_key_prefix(*id))) out.insert(key);
+    }
+    return out;
+  };
+  std::set<std::string> expected;
+  for (int c : {2, 3}) {
+    for (int t : {1, 2, 3}) expected.insert(checkpoint_part_key(*id, c, 0, t));
+  }
+  expected.insert(checkpoint_part_key(*id, 4, 0, 1));
+  EXPECT_EQ(parts(), expected) << "checkpoint 1 removed, 2 and 3 kept, 4 still being taken";
+
+  // A worker restarts: the epoch moves on; the old epoch cannot record any more.
+  auto epoch = client_->advance_checkpoint_epoch(*id);
+  ASSERT_TRUE(epoch) << epoch.status().to_string();
+  EXPECT_EQ(*epoch, 1);
+  put_parts(4, 0, {2, 3});
+  auto stale = client_->complete_checkpoint(*id, checkpoint(4, 0, 3), 2);
+  ASSERT_FALSE(stale);
+  EXPECT_NE(stale.status().message().find("is stale: the topology moved on to recovery epoch 1"),
+            std::string::npos)
+      << stale.status().to_string();
+  put_parts(4, 1, {1, 2, 3});
+  auto fresh = client_->complete_checkpoint(*id, checkpoint(4, 1, 3), 2);
+  ASSERT_TRUE(fresh) << fresh.status().to_string();
+  EXPECT_EQ(fresh->epoch, 1);
+  expected.clear();
+  for (int t : {1, 2, 3}) {
+    expected.insert(checkpoint_part_key(*id, 3, 0, t));
+    expected.insert(checkpoint_part_key(*id, 4, 1, t));
+  }
+  EXPECT_EQ(parts(), expected) << "the old epoch's unfinished checkpoint 4 is removed";
+
+  // describe shows them.
+  auto info = client_->topology_info("wc");
+  ASSERT_TRUE(info) << info.status().to_string();
+  ASSERT_TRUE(info->__isset.checkpoints);
+  EXPECT_EQ(info->checkpoints.complete.back().id, 4);
+
+  ASSERT_TRUE(client_->kill_topology("wc", 0));
+  EXPECT_TRUE(eventually([&] {
+    auto blobs = blobs_->list();
+    return blobs && blobs->empty();
+  })) << "checkpoint parts are freed on kill";
+  EXPECT_FALSE(client_->checkpoints(*id));
 }
 
 }  // namespace

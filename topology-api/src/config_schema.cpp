@@ -284,9 +284,10 @@ std::vector<ConfigKeySpec> make_schema() {
       {.name = "topology.state.checkpoint.interval.ms", .type = kInt, .min = 100,
        .description = "ms between the starts of two checkpoints"},
       {.name = "topology.state.checkpoint.store", .type = kString, .nullable = true,
-       .one_of = {"memory", "folder"},
-       .description = "where checkpoints are kept: memory (one process) or folder (null: memory "
-                      "in local mode, folder on a cluster)"},
+       .one_of = {"nimbus", "folder", "memory"},
+       .description = "where checkpoints are kept: nimbus (a cluster's blob store and "
+                      "ZooKeeper), folder (a shared folder) or memory (one process); null: "
+                      "memory in local mode, nimbus on a cluster"},
       {.name = "topology.state.checkpoint.dir", .type = kString, .nullable = true,
        .description = "folder of the folder checkpoint store, <dir>/<topology>/ (null: "
                       "<storm.local.dir>/checkpoints)"},

@@ -7,8 +7,10 @@
 
 #include "common/metrics/security_config.hpp"
 #include "common/security/tls.hpp"
+#include "common/thrift/codec.hpp"
 #include "rstorm/topology_library.hpp"
 #include "rstorm/worker/state_backends.hpp"
+#include "worker/process/nimbus_checkpoint_store.hpp"
 
 namespace rstorm::worker_process {
 namespace {
@@ -294,21 +296,15 @@ void WorkerProcess::follow_assignment() {
   spec_ = std::move(next).value();
 }
 
-Result<std::shared_ptr<worker::FolderCheckpointStore>> WorkerProcess::open_checkpoints() {
+Result<std::shared_ptr<worker::SharedCheckpointStore>> WorkerProcess::connect_checkpoint_store(
+    std::chrono::milliseconds timeout, std::string* where) {
   const WorkerSpec& s = spec_;
-  auto settings = worker::checkpoint_settings(s.config);
-  if (!settings.ok()) return Status(ErrorCode::kInvalidArgument, settings.status().message());
-  if (!settings->enabled) return std::shared_ptr<worker::FolderCheckpointStore>();
+  std::string kind = "nimbus";
   std::filesystem::path dir = s.worker_dir.parent_path().parent_path() / "checkpoints";
   try {
     if (const Config::Entry* e = s.config.find(keys::kTopologyStateCheckpointStore);
-        e != nullptr && !e->value.is_null() &&
-        s.config.get_string(keys::kTopologyStateCheckpointStore) != "folder") {
-      return Status(ErrorCode::kInvalidArgument,
-                    std::string(keys::kTopologyStateCheckpointStore) + " is '" +
-                        s.config.get_string(keys::kTopologyStateCheckpointStore) +
-                        "', which keeps checkpoints in one process; a cluster's workers share "
-                        "them in a folder: set it to folder (or null)");
+        e != nullptr && !e->value.is_null()) {
+      kind = s.config.get_string(keys::kTopologyStateCheckpointStore);
     }
     if (const Config::Entry* e = s.config.find(keys::kTopologyStateCheckpointDir);
         e != nullptr && !e->value.is_null()) {
@@ -317,16 +313,66 @@ Result<std::shared_ptr<worker::FolderCheckpointStore>> WorkerProcess::open_check
   } catch (const ConfigError& e) {
     return Status(ErrorCode::kInvalidArgument, e.what());
   }
-  dir /= s.topology_id;
-  worker::FolderCheckpointStore probe(dir);
+  if (kind == "folder") {
+    dir /= s.topology_id;
+    if (where != nullptr) *where = dir.string();
+    return std::shared_ptr<worker::SharedCheckpointStore>(
+        std::make_shared<worker::FolderCheckpointStore>(dir));
+  }
+  if (kind != "nimbus") {
+    return Status(ErrorCode::kInvalidArgument,
+                  std::string(keys::kTopologyStateCheckpointStore) + " is '" + kind +
+                      "', which keeps checkpoints in one process; a cluster's workers share "
+                      "them through nimbus (nimbus, the default) or a folder (folder)");
+  }
+  nimbus::NimbusClient::Options options;
+  try {
+    auto token = read_whole_file(s.worker_dir / kWorkerTokenFile);
+    if (token) {
+      auto decoded = decode_thrift<thrift::WorkerToken>(*token, "WorkerToken");
+      if (!decoded) return decoded.status();
+      options = nimbus::NimbusClient::worker_options_from_config(s.config, *decoded);
+    } else {
+      options = nimbus::NimbusClient::options_from_config(s.config);
+    }
+  } catch (const ConfigError& e) {
+    return Status(ErrorCode::kInvalidArgument, e.what());
+  }
+  options.timeout = timeout;
+  auto client = nimbus::NimbusClient::connect(options);
+  if (!client) {
+    return Status(client.code(),
+                  "cannot reach nimbus for the checkpoints: " + client.status().message());
+  }
+  if (where != nullptr) *where = "nimbus at " + (*client)->address().to_string();
+  return std::shared_ptr<worker::SharedCheckpointStore>(std::make_shared<NimbusCheckpointStore>(
+      std::shared_ptr<nimbus::NimbusClient>(std::move(client).value()), s.topology_id));
+}
+
+Result<std::shared_ptr<worker::SharedCheckpointStore>> WorkerProcess::open_checkpoints() {
+  const WorkerSpec& s = spec_;
+  auto settings = worker::checkpoint_settings(s.config);
+  if (!settings.ok()) return Status(ErrorCode::kInvalidArgument, settings.status().message());
+  if (!settings->enabled) return std::shared_ptr<worker::SharedCheckpointStore>();
+  std::string where;
+  auto probe = connect_checkpoint_store(std::chrono::seconds(30), &where);
+  if (!probe) return probe.status();
+  // The epoch is polled often, with a short timeout and on its own
+  // connection: a part being uploaded must not delay it.
+  auto watch = connect_checkpoint_store(std::chrono::seconds(2), nullptr);
+  if (!watch) return watch.status();
+  epoch_watch_ = *watch;
   const auto started = s.worker_dir / "checkpoint-started";
   const auto exited = s.worker_dir / "checkpoint-epoch-exit";
   std::error_code ec;
   const bool ran_before = std::filesystem::exists(started, ec);
   const bool left_for_epoch = std::filesystem::exists(exited, ec);
-  auto complete = probe.complete_checkpoints();
-  const bool has_checkpoints = complete.ok() && !complete->empty();
-  std::int64_t epoch = probe.current_epoch();
+  auto complete = (*probe)->complete_checkpoints();
+  if (!complete.ok()) return Status(ErrorCode::kIoError, complete.status().message());
+  const bool has_checkpoints = !complete->empty();
+  auto read = (*probe)->read_epoch();
+  if (!read.ok()) return Status(ErrorCode::kIoError, read.status().message());
+  std::int64_t epoch = *read;
   std::string why;
   if (ran_before && !left_for_epoch) {
     why = "this worker starts again after an unexpected end";
@@ -334,37 +380,42 @@ Result<std::shared_ptr<worker::FolderCheckpointStore>> WorkerProcess::open_check
     why = "this worker joins a topology that has checkpoints (its executors moved here)";
   }
   if (!why.empty()) {
-    auto moved = probe.bump_epoch();
+    auto moved = (*probe)->bump_epoch();
     if (!moved.ok()) {
       return Status(ErrorCode::kIoError,
-                    "checkpoints in " + dir.string() + ": " + moved.status().message());
+                    "checkpoints in " + where + ": " + moved.status().message());
     }
     epoch = *moved;
     logger_->warn(
         "[topology={}] {}: recovery epoch {} -> {}; every worker of the topology "
         "restarts and restores the last complete checkpoint from {}",
-        s.topology_id, why, epoch - 1, epoch, dir.string());
-  } else if (epoch < 0) {
-    return Status(ErrorCode::kIoError,
-                  "checkpoints in " + dir.string() + ": the epoch file cannot be read");
+        s.topology_id, why, epoch - 1, epoch, where);
   }
   std::filesystem::remove(exited, ec);
   if (Status w = write_file_atomically(started, std::to_string(epoch) + "\n"); !w) return w;
-  logger_->info("[topology={}] checkpoints in {} (recovery epoch {})", s.topology_id, dir.string(),
-                epoch);
-  return std::make_shared<worker::FolderCheckpointStore>(dir, epoch);
+  logger_->info("[topology={}] checkpoints in {} (recovery epoch {})", s.topology_id, where, epoch);
+  return (*probe)->in_epoch(epoch);
 }
 
 void WorkerProcess::follow_epoch() {
-  if (!checkpoints_) return;
-  const std::int64_t now = checkpoints_->current_epoch();
-  if (now <= checkpoints_->epoch()) return;
+  if (!checkpoints_ || !epoch_watch_) return;
+  auto now = epoch_watch_->read_epoch();
+  if (!now.ok()) {
+    // Nimbus may be failing over: the epoch is read again next time.
+    const auto t = std::chrono::steady_clock::now();
+    if (t - epoch_unreadable_logged_ > std::chrono::seconds(10)) {
+      epoch_unreadable_logged_ = t;
+      logger_->warn("[topology={}] {}", spec_.topology_id, now.status().message());
+    }
+    return;
+  }
+  if (*now <= checkpoints_->epoch()) return;
   logger_->warn(
       "[topology={}] recovery epoch {} -> {} (another worker restarted): exiting so "
       "that the supervisor starts this one again on the last complete checkpoint",
-      spec_.topology_id, checkpoints_->epoch(), now);
-  Status w =
-      write_file_atomically(spec_.worker_dir / "checkpoint-epoch-exit", std::to_string(now) + "\n");
+      spec_.topology_id, checkpoints_->epoch(), *now);
+  Status w = write_file_atomically(spec_.worker_dir / "checkpoint-epoch-exit",
+                                   std::to_string(*now) + "\n");
   if (!w) logger_->warn("{}", w.to_string());
   restart_needed_ = true;
   epoch_exit_ = true;

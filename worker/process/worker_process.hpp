@@ -72,10 +72,15 @@ class WorkerProcess {
   void follow_assignment();
   void shutdown();
   Status write_heartbeat();
-  // Checkpoints on a cluster: the folder store of this worker's epoch, moving
-  // the epoch on when this worker restarts after an unexpected end or joins
-  // a topology that has checkpoints (checkpoint.hpp, FolderCheckpointStore).
-  Result<std::shared_ptr<worker::FolderCheckpointStore>> open_checkpoints();
+  // Checkpoints on a cluster: the store of this worker's epoch (nimbus, or
+  // a folder), moving the epoch on when this worker restarts after an
+  // unexpected end or joins a topology that has checkpoints (checkpoint.hpp,
+  // SharedCheckpointStore). Sets epoch_watch_.
+  Result<std::shared_ptr<worker::SharedCheckpointStore>> open_checkpoints();
+  // The store topology.state.checkpoint.store names, in epoch 0; `where`
+  // receives its name for messages.
+  Result<std::shared_ptr<worker::SharedCheckpointStore>> connect_checkpoint_store(
+      std::chrono::milliseconds timeout, std::string* where);
   // Whether another worker moved the epoch on: this one must restart.
   void follow_epoch();
 
@@ -92,7 +97,9 @@ class WorkerProcess {
   bool stopped_ = false;
   std::chrono::milliseconds stall_timeout_{10'000};  // topology.stall.timeout.secs
   bool stall_logged_ = false;                        // main thread: the stall was logged
-  std::shared_ptr<worker::FolderCheckpointStore> checkpoints_;  // null: no checkpoints
+  std::shared_ptr<worker::SharedCheckpointStore> checkpoints_;  // null: no checkpoints
+  std::shared_ptr<worker::SharedCheckpointStore> epoch_watch_;  // polled by follow_epoch
+  std::chrono::steady_clock::time_point epoch_unreadable_logged_{};
   std::unique_ptr<worker::WorkerMetrics> metrics_;  // /metrics; destroyed first
 };
 

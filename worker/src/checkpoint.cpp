@@ -290,6 +290,12 @@ std::int64_t FolderCheckpointStore::current_epoch() const {
   return e;
 }
 
+api::Result<std::int64_t> FolderCheckpointStore::read_epoch() {
+  const std::int64_t e = current_epoch();
+  if (e < 0) return api::Status::error("the epoch file in " + dir_.string() + " cannot be read");
+  return e;
+}
+
 namespace {
 
 // An exclusive lock on `<dir>/epoch.lock`, across processes (flock), for as
@@ -471,8 +477,13 @@ api::Result<std::shared_ptr<CheckpointStore>> make_checkpoint_store(
     return std::shared_ptr<CheckpointStore>(
         std::make_shared<FolderCheckpointStore>(dir / topology));
   }
+  if (kind == "nimbus") {
+    return api::Status::error(std::string(keys::kTopologyStateCheckpointStore) +
+                              " is 'nimbus', which keeps a cluster's checkpoints; in one process "
+                              "use memory or folder");
+  }
   return api::Status::error(std::string(keys::kTopologyStateCheckpointStore) + ": unknown store '" +
-                            kind + "' (memory or folder)");
+                            kind + "' (nimbus, folder or memory)");
 }
 
 }  // namespace rstorm::worker

@@ -122,7 +122,21 @@ class InMemoryCheckpointStore final : public CheckpointStore {
 // and all restore the same checkpoint: no task keeps state that the
 // restored spouts will replay into it. Workers of different epochs do not
 // talk to each other (their transports refuse each other).
-class FolderCheckpointStore final : public CheckpointStore {
+// A store that every worker of a cluster's topology shares, holding the
+// topology's recovery epoch (see FolderCheckpointStore): a folder, or nimbus
+// (worker/process/nimbus_checkpoint_store.hpp).
+class SharedCheckpointStore : public CheckpointStore {
+ public:
+  // The topology's epoch (0 before the first move); an error naming the
+  // store when it cannot be read.
+  virtual api::Result<std::int64_t> read_epoch() = 0;
+  // Moves the topology's epoch on by one and returns the new one.
+  virtual api::Result<std::int64_t> bump_epoch() = 0;
+  // The same store, writing parts and records in `epoch`.
+  virtual std::shared_ptr<SharedCheckpointStore> in_epoch(std::int64_t epoch) const = 0;
+};
+
+class FolderCheckpointStore final : public SharedCheckpointStore {
  public:
   // `epoch`: what this store's parts and records are written in.
   explicit FolderCheckpointStore(std::filesystem::path dir, std::int64_t epoch = 0);
@@ -134,7 +148,11 @@ class FolderCheckpointStore final : public CheckpointStore {
   std::int64_t current_epoch() const;
   // Moves the topology's epoch on by one, under a lock (several workers may
   // start at once), and returns the new one; an error naming the folder.
-  api::Result<std::int64_t> bump_epoch();
+  api::Result<std::int64_t> bump_epoch() override;
+  api::Result<std::int64_t> read_epoch() override;
+  std::shared_ptr<SharedCheckpointStore> in_epoch(std::int64_t epoch) const override {
+    return std::make_shared<FolderCheckpointStore>(dir_, epoch);
+  }
   api::Status complete(const CheckpointRecord& record, int retained) override;
   api::Result<std::vector<CheckpointRecord>> complete_checkpoints() override;
   std::string describe() const override { return "folder " + dir_.string(); }
