@@ -285,8 +285,22 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
         // The connection is in an unknown state; the next call reconnects.
         transport_failed_ = true;
         const NimbusAddress at = connection_->address;
+        // The same nimbus first; when it is gone (a failover), the first
+        // other seed that answers (a mutating call is then sent on to the
+        // leader it names).
         auto fresh = open_connection(at, options_, tls_);
-        if (fresh) connection_ = std::move(*fresh);
+        if (fresh) {
+          connection_ = std::move(*fresh);
+        } else {
+          for (const NimbusAddress& seed : options_.seeds) {
+            if (seed == at) continue;
+            auto other = open_connection(seed, options_, tls_);
+            if (other) {
+              connection_ = std::move(*other);
+              break;
+            }
+          }
+        }
         return Status(
             ErrorCode::kUnavailable,
             std::string(what) + ": " + unreachable_message({at}, e.what(), tls_ != nullptr));

@@ -12,6 +12,9 @@
 // mutating call answered with NotLeaderException is retried once on the
 // leader the exception names; while no leader is elected (nimbus starting, or
 // a failover in progress) the call is retried on the same nimbus for up to 10 s.
+// A call that fails in the transport returns kUnavailable and reconnects for
+// the next one: to the same nimbus, or when it is gone to the first other
+// seed that answers.
 //
 // Thread contract: thread-safe (one connection, calls serialized by a mutex).
 #pragma once

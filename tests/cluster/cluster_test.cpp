@@ -46,7 +46,7 @@ using namespace std::chrono_literals;
 
 class ClusterTest : public ::testing::Test {
  protected:
-  void stateful_word_count_through_kill9(bool folder);
+  void stateful_word_count_through_kill9(bool folder, bool failover = false);
   void start_cluster(int nimbuses = 1) {
     auto started = start_test_cluster(/*slots=*/2, nimbuses, "cluster-test");
     ASSERT_TRUE(started) << started.status().to_string();
@@ -712,8 +712,10 @@ std::map<std::string, std::int64_t> checkpoint_state(worker::CheckpointStore& st
 // the true counts: none lost with a killed worker, none counted twice by the
 // replay. `folder`: the checkpoints are kept in a folder, else by nimbus
 // (the default: parts in its blob store, records and epoch in ZooKeeper).
-void ClusterTest::stateful_word_count_through_kill9(bool folder) {
-  start_cluster();
+// `failover`: two nimbuses, and the leader is killed before the second
+// round: the standby, which copied the parts, leads from then on.
+void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover) {
+  start_cluster(failover ? 2 : 1);
   constexpr std::int64_t kSentences = 150000;
   const auto dir = cluster_->work_dir() / "test-checkpoints";
   auto r =
@@ -734,7 +736,9 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder) {
   if (folder) {
     shared = std::make_shared<worker::FolderCheckpointStore>(dir / a->topology_id);
   } else {
-    auto client = nimbus::NimbusClient::connect(nimbus_options());
+    auto options = nimbus_options();
+    if (failover) options.seeds.push_back(nimbus_options(1).seeds.front());
+    auto client = nimbus::NimbusClient::connect(options);
     ASSERT_TRUE(client) << client.status().to_string();
     shared = std::make_shared<wp::NimbusCheckpointStore>(
         std::shared_ptr<nimbus::NimbusClient>(std::move(client).value()), a->topology_id);
@@ -759,6 +763,28 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder) {
         << round;
     seen = done->id;
     ASSERT_LT(position(*done), kSentences) << "the input ran out before round " << round;
+    if (failover && round == 2) {
+      ASSERT_TRUE(cluster_->kill_nimbus(0));
+      ASSERT_TRUE(eventually([&] {
+        auto r = cli({"list", "--json"}, 1);
+        return r.exit_code == 0 && r.output.find("\"swc\"") != std::string::npos;
+      })) << "the standby nimbus does not lead";
+      // It copied the parts of the checkpoints the old leader recorded.
+      auto standby = nimbus::NimbusClient::connect(nimbus_options(1));
+      ASSERT_TRUE(standby) << standby.status().to_string();
+      wp::NimbusCheckpointStore copies(
+          std::shared_ptr<nimbus::NimbusClient>(std::move(standby).value()), a->topology_id);
+      for (int t = 1; t <= done->tasks; ++t) {
+        auto part = copies.get(*done, TaskId(t));
+        EXPECT_TRUE(part.ok()) << part.status().message();
+      }
+      // Checkpoints go on under the new leader before the worker is killed.
+      ASSERT_TRUE(eventually([&] {
+        done = last();
+        return done && done->id > seen + 1;
+      })) << "no checkpoint completed after the failover";
+      seen = done->id;
+    }
     const auto& [node, port] = it->first;
     std::optional<wp::WorkerHeartbeatFile> beat;
     ASSERT_TRUE(eventually([&] {
@@ -795,7 +821,7 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder) {
   EXPECT_GE(final_checkpoint->epoch, 3);
   if (!folder) {
     // `rstorm describe` shows the last complete checkpoint.
-    auto described = cli({"describe", "swc"});
+    auto described = cli({"describe", "swc"}, failover ? 1 : 0);
     EXPECT_NE(described.output.find("Checkpoints: last complete"), std::string::npos)
         << described.output;
   }
@@ -807,6 +833,10 @@ TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughKill9OfWorkers) {
 
 TEST_F(ClusterTest, StatefulWordCountWithAFolderStoreKeepsExactCountsThroughKill9) {
   stateful_word_count_through_kill9(/*folder=*/true);
+}
+
+TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughNimbusFailoverAndKill9) {
+  stateful_word_count_through_kill9(/*folder=*/false, /*failover=*/true);
 }
 
 // A spout whose worker is killed starts again with new tuple-tree roots: its
