@@ -122,10 +122,25 @@ Result<std::int64_t> Nimbus::advance_checkpoint_epoch(const std::string& topolog
       return node.status();
     }
     ++state.epoch;
+    state.__isset.restore = false;
+    for (auto c = state.complete.rbegin(); c != state.complete.rend(); ++c) {
+      const bool held = std::all_of(c->part_tasks.begin(), c->part_tasks.end(), [&](int t) {
+        return blobs_.info(checkpoint_part_key(*id, c->id, c->epoch, t)).is_ok();
+      });
+      if (held) {
+        state.__set_restore(*c);
+        break;
+      }
+      logger_.warn("topology {}: checkpoint {} cannot be restored: this nimbus lacks parts of it",
+                   *id, c->id);
+    }
     Status written = version < 0 ? create_thrift_node(store_, path, state).status()
                                  : write_thrift_node(store_, path, state, version).status();
     if (written) {
-      logger_.info("topology {}: recovery epoch {} -> {}", *id, state.epoch - 1, state.epoch);
+      logger_.info("topology {}: recovery epoch {} -> {}, restoring {}", *id, state.epoch - 1,
+                   state.epoch,
+                   state.__isset.restore ? "checkpoint " + std::to_string(state.restore.id)
+                                         : std::string("nothing"));
       return state.epoch;
     }
     if (written.code() != ErrorCode::kVersionConflict &&

@@ -225,6 +225,9 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const PendingRebal
   stored.structure = loaded->structure;
   stored.config = loaded->config;
   stored.__isset.structure = stored.__isset.config = true;
+  // The workers' secret stays: workers started after the rebalance prove
+  // their membership with it to those that keep running.
+  if (!loaded->secret.empty()) stored.__set_secret(loaded->secret);
   if (options.__isset.num_executors) {
     for (auto& c : stored.structure.components) {
       auto it = options.num_executors.find(c.id);

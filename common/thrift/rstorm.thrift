@@ -291,6 +291,12 @@ struct CheckpointInfo {
 struct CheckpointState {
   1: i64 epoch,                       // the recovery epoch (0 before the first move)
   2: list<CheckpointInfo> complete,   // the complete checkpoints kept, oldest first
+  // The checkpoint every worker of `epoch` restores, chosen by the leader
+  // when it moved the epoch on: the newest complete one whose parts it
+  // holds. Unset: none (the workers start from empty state). Workers must
+  // agree on it: a part still being copied to a new leader would otherwise
+  // make some restore an older checkpoint than others.
+  3: optional CheckpointInfo restore,
 }
 
 struct TopologyInfo {

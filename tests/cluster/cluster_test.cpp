@@ -46,7 +46,8 @@ using namespace std::chrono_literals;
 
 class ClusterTest : public ::testing::Test {
  protected:
-  void stateful_word_count_through_kill9(bool folder, bool failover = false);
+  void stateful_word_count_through_kill9(bool folder, bool failover = false,
+                                         bool rebalance = false);
   void start_cluster(int nimbuses = 1) {
     auto started = start_test_cluster(/*slots=*/2, nimbuses, "cluster-test");
     ASSERT_TRUE(started) << started.status().to_string();
@@ -714,9 +715,12 @@ std::map<std::string, std::int64_t> checkpoint_state(worker::CheckpointStore& st
 // (the default: parts in its blob store, records and epoch in ZooKeeper).
 // `failover`: two nimbuses, and the leader is killed before the second
 // round: the standby, which copied the parts, leads from then on.
-void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover) {
+// `rebalance`: the second round rebalances the counter (its two tasks into
+// one executor, in other workers) instead of killing a worker.
+void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover, bool rebalance) {
   start_cluster(failover ? 2 : 1);
-  constexpr std::int64_t kSentences = 150000;
+  // A failover takes longer: more input, so that it does not run out first.
+  const std::int64_t kSentences = failover ? 300000 : 150000;
   const auto dir = cluster_->work_dir() / "test-checkpoints";
   auto r =
       cli({"submit", RSTORM_STATEFUL_WORD_COUNT_LIB, "--name", "swc", "--wait", "-c",
@@ -752,9 +756,8 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover) 
     auto p = checkpoint_state(store, record, "position");
     return p.count("next") ? p["next"] : std::int64_t{0};
   };
-  auto it = slots.begin();
   std::int64_t seen = 0;
-  for (int round = 1; round <= 3; ++round, ++it) {
+  for (int round = 1; round <= 3; ++round) {
     std::optional<worker::CheckpointRecord> done;
     ASSERT_TRUE(eventually([&] {
       done = last();
@@ -769,15 +772,23 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover) 
         auto r = cli({"list", "--json"}, 1);
         return r.exit_code == 0 && r.output.find("\"swc\"") != std::string::npos;
       })) << "the standby nimbus does not lead";
-      // It copied the parts of the checkpoints the old leader recorded.
+      // It copied the parts of the checkpoints the old leader recorded (the
+      // newest may have been recorded just before the leader died, before
+      // the standby could copy it: the one before it then is restored).
       auto standby = nimbus::NimbusClient::connect(nimbus_options(1));
       ASSERT_TRUE(standby) << standby.status().to_string();
       wp::NimbusCheckpointStore copies(
           std::shared_ptr<nimbus::NimbusClient>(std::move(standby).value()), a->topology_id);
-      for (int t = 1; t <= done->tasks; ++t) {
-        auto part = copies.get(*done, TaskId(t));
-        EXPECT_TRUE(part.ok()) << part.status().message();
+      auto recorded = copies.complete_checkpoints();
+      ASSERT_TRUE(recorded.ok()) << recorded.status().message();
+      int held = 0;
+      for (const auto& c : *recorded) {
+        bool all = true;
+        for (int t = 1; t <= c.tasks; ++t) all = all && copies.get(c, TaskId(t)).ok();
+        held += all;
       }
+      EXPECT_GE(held, 1) << "the standby holds no checkpoint of the " << recorded->size()
+                         << " the old leader recorded";
       // Checkpoints go on under the new leader before the worker is killed.
       ASSERT_TRUE(eventually([&] {
         done = last();
@@ -785,13 +796,34 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover) 
       })) << "no checkpoint completed after the failover";
       seen = done->id;
     }
-    const auto& [node, port] = it->first;
-    std::optional<wp::WorkerHeartbeatFile> beat;
-    ASSERT_TRUE(eventually([&] {
-      beat = heartbeat(node, a->topology_id, port);
-      return beat && alive(static_cast<pid_t>(beat->pid));
-    }));
-    ASSERT_EQ(::kill(static_cast<pid_t>(beat->pid), SIGKILL), 0);
+    if (rebalance && round == 2) {
+      // The counter's two tasks go into one executor: its workers change.
+      const std::optional<thrift::Assignment> before = assignment();
+      ASSERT_TRUE(before);
+      auto r = cli({"rebalance", "swc", "-e", "count=1", "-w", "0"});
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      ASSERT_TRUE(eventually([&] {
+        auto after = assignment();
+        if (!after || after->version <= before->version) return false;
+        int counters = 0;
+        for (const auto& e : after->executors) counters += e.executor.component == "count";
+        return counters == 1 && every_assigned_worker_runs(*after);
+      })) << "the rebalance did not take effect";
+    } else {
+      // A worker of the current assignment, another one each round.
+      const std::optional<thrift::Assignment> now = assignment();
+      ASSERT_TRUE(now);
+      const auto slots_now = executors_by_slot(*now);
+      const auto& [node, port] =
+          std::next(slots_now.begin(), static_cast<std::ptrdiff_t>((round - 1) % slots_now.size()))
+              ->first;
+      std::optional<wp::WorkerHeartbeatFile> beat;
+      ASSERT_TRUE(eventually([&] {
+        beat = heartbeat(node, a->topology_id, port);
+        return beat && alive(static_cast<pid_t>(beat->pid));
+      }));
+      ASSERT_EQ(::kill(static_cast<pid_t>(beat->pid), SIGKILL), 0);
+    }
     ASSERT_TRUE(eventually([&] {
       auto epoch = store.read_epoch();
       return epoch.ok() && *epoch >= round;
@@ -837,6 +869,10 @@ TEST_F(ClusterTest, StatefulWordCountWithAFolderStoreKeepsExactCountsThroughKill
 
 TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughNimbusFailoverAndKill9) {
   stateful_word_count_through_kill9(/*folder=*/false, /*failover=*/true);
+}
+
+TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughARebalanceOfItsCounter) {
+  stateful_word_count_through_kill9(/*folder=*/false, /*failover=*/false, /*rebalance=*/true);
 }
 
 // A spout whose worker is killed starts again with new tuple-tree roots: its

@@ -579,6 +579,11 @@ TEST_F(NimbusServiceTest, CheckpointsAreRecordedWithTheirPartsAndCollected) {
   auto epoch = client_->advance_checkpoint_epoch(*id);
   ASSERT_TRUE(epoch) << epoch.status().to_string();
   EXPECT_EQ(*epoch, 1);
+  // The workers of epoch 1 restore the newest checkpoint whose parts nimbus holds.
+  auto moved = client_->checkpoints(*id);
+  ASSERT_TRUE(moved) << moved.status().to_string();
+  ASSERT_TRUE(moved->__isset.restore);
+  EXPECT_EQ(moved->restore.id, 3);
   put_parts(4, 0, {2, 3});
   auto stale = client_->complete_checkpoint(*id, checkpoint(4, 0, 3), 2);
   ASSERT_FALSE(stale);

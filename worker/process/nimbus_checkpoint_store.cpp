@@ -1,5 +1,8 @@
 #include "worker/process/nimbus_checkpoint_store.hpp"
 
+#include <chrono>
+#include <thread>
+
 namespace rstorm::worker_process {
 namespace {
 
@@ -54,8 +57,16 @@ api::Status NimbusCheckpointStore::put(std::int64_t checkpoint, TaskId task,
 
 api::Result<std::string> NimbusCheckpointStore::get(const worker::CheckpointRecord& record,
                                                     TaskId task) {
-  auto bytes = client_->download_blob(
-      nimbus::checkpoint_part_key(topology_id_, record.id, record.epoch, task.value));
+  const std::string key =
+      nimbus::checkpoint_part_key(topology_id_, record.id, record.epoch, task.value);
+  auto bytes = client_->download_blob(key);
+  // Nimbus unreachable for a moment (a failover): every worker must read the
+  // same parts, so wait for it rather than fall back to an older checkpoint.
+  for (int attempt = 0; !bytes && bytes.code() == ErrorCode::kUnavailable && attempt < 40;
+       ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    bytes = client_->download_blob(key);
+  }
   if (!bytes) {
     return api::Status::error(
         "the " + part_name(record.id, task) +
@@ -78,7 +89,16 @@ api::Result<std::vector<worker::CheckpointRecord>> NimbusCheckpointStore::comple
                               state.status().message());
   }
   std::vector<worker::CheckpointRecord> out;
-  for (const auto& c : state->complete) out.push_back(record_from_thrift(c));
+  // The workers of a recovery epoch restore what the leader chose when it
+  // moved the epoch on (or one before it, when a part of it is damaged).
+  const bool agreed = epoch_ > 0 && state->epoch == epoch_;
+  for (const auto& c : state->complete) {
+    if (agreed && (!state->__isset.restore || c.epoch > state->restore.epoch ||
+                   (c.epoch == state->restore.epoch && c.id > state->restore.id))) {
+      continue;
+    }
+    out.push_back(record_from_thrift(c));
+  }
   return out;
 }
 

@@ -8,6 +8,11 @@
 // failover keeps them. In secure mode the worker talks to nimbus's TLS port
 // with its topology's worker token, which allows exactly this.
 //
+// Every worker of a recovery epoch restores the same checkpoint: the one the
+// leader chose when it moved the epoch on (CheckpointState.restore), or one
+// before it when a part of it is damaged; a part that cannot be downloaded
+// for a moment (nimbus failing over) is waited for, not skipped.
+//
 // Thread contract: thread-safe (the client serializes its calls).
 #pragma once
 
