@@ -875,6 +875,66 @@ TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughARebalanceOfItsCount
   stateful_word_count_through_kill9(/*folder=*/false, /*failover=*/false, /*rebalance=*/true);
 }
 
+// The checkpoint store unreachable: with nimbus down, checkpoints fail and
+// are reported naming the task and checkpoint, while the topology keeps
+// processing on the last good checkpoint; when nimbus is back, checkpoints
+// complete again and no worker restarted in between.
+TEST_F(ClusterTest, StatefulWordCountRunsOnWhileNimbusIsDownAndCheckpointsResume) {
+  start_cluster();
+  auto r =
+      cli({"submit", RSTORM_STATEFUL_WORD_COUNT_LIB, "--name", "swc", "--wait", "-c",
+           "topology.state.checkpointing=true", "-c", "topology.state.checkpoint.interval.ms=200",
+           "-c", "wordcount.sentences.limit=100000000", "-c", "wordcount.report.print=false", "-c",
+           "topology.worker.max.heap.size.mb=400"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
+  auto client = nimbus::NimbusClient::connect(nimbus_options());
+  ASSERT_TRUE(client) << client.status().to_string();
+  wp::NimbusCheckpointStore store(std::shared_ptr<nimbus::NimbusClient>(std::move(client).value()),
+                                  a->topology_id);
+  auto last_id = [&]() -> std::int64_t {
+    auto l = store.last_complete();
+    return l.ok() && *l ? (*l)->id : 0;
+  };
+  std::int64_t before = 0;
+  ASSERT_TRUE(eventually([&] { return (before = last_id()) > 0; })) << "no checkpoint completed";
+  const auto pids = worker_pids_on_disk();
+  auto executed = [&] {
+    std::uint64_t total = 0;
+    for (const auto& [slot, executors] : executors_by_slot(*a)) {
+      auto beat = heartbeat(slot.first, a->topology_id, slot.second);
+      if (beat && beat->components.count("count")) total += beat->components["count"]["executed"];
+    }
+    return total;
+  };
+  ASSERT_TRUE(cluster_->kill_nimbus(0));
+  // Processing goes on.
+  const std::uint64_t at_kill = executed();
+  EXPECT_TRUE(eventually([&] { return executed() > at_kill + 10000; }))
+      << "the counters stopped while nimbus was down";
+  // The failed checkpoints are logged naming the task and the checkpoint.
+  auto logs = [&] {
+    std::string all;
+    for (const auto& [slot, executors] : executors_by_slot(*a)) {
+      auto text =
+          wp::read_whole_file(worker_dir(slot.first, a->topology_id, slot.second) / "worker.log");
+      if (text) all += *text;
+    }
+    return all;
+  };
+  std::string text;
+  EXPECT_TRUE(eventually([&] {
+    text = logs();
+    return text.find("cannot store the part of task") != std::string::npos &&
+           text.find("is rstorm-nimbus running?") != std::string::npos;
+  })) << "no failed checkpoint in the workers' logs";
+  ASSERT_TRUE(cluster_->start_nimbus(0));
+  EXPECT_TRUE(eventually([&] { return last_id() > before; }, 120s))
+      << "no checkpoint completed after nimbus came back";
+  for (pid_t pid : pids) EXPECT_TRUE(alive(pid)) << "worker " << pid << " restarted";
+}
+
 // A spout whose worker is killed starts again with new tuple-tree roots: its
 // old trees may still be pending at an acker in another worker, and a reused
 // root would merge an old tree with a new one (the new tree then never

@@ -1,5 +1,6 @@
 #include "worker/process/worker_process.hpp"
 
+#include <thrift/Thrift.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -339,6 +340,9 @@ Result<std::shared_ptr<worker::SharedCheckpointStore>> WorkerProcess::connect_ch
     return Status(ErrorCode::kInvalidArgument, e.what());
   }
   options.timeout = timeout;
+  // A checkpoint that cannot reach nimbus is reported naming the task and
+  // checkpoint; Thrift's own line per refused socket would only flood the log.
+  apache::thrift::GlobalOutput.setOutputFunction([](const char*) {});
   auto client = nimbus::NimbusClient::connect(options);
   if (!client) {
     return Status(client.code(),
