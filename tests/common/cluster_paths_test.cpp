@@ -33,8 +33,9 @@ TEST(ClusterPaths, EnsureDirectoriesCreatesEveryDirectoryOnce) {
   ASSERT_TRUE(p.ensure_directories(*store));  // idempotent
   for (const auto& dir : p.directories()) EXPECT_TRUE(store->exists(dir).value()) << dir;
   EXPECT_EQ(store->children("/a/rstorm").value(),
-            (std::vector<std::string>{"assignments", "backpressure", "blobstore", "errors",
-                                      "nimbus", "supervisors", "topologies", "workerbeats"}));
+            (std::vector<std::string>{"assignments", "backpressure", "blobstore", "checkpoints",
+                                      "errors", "nimbus", "supervisors", "topologies",
+                                      "workerbeats"}));
 }
 
 TEST(ZooKeeperOptions, FromConfigAppendsPortToBareHosts) {
