@@ -223,12 +223,20 @@ class Nimbus {
   // nimbus_checkpoints.cpp
   // The topology's id for `id_or_name` (an id is looked up directly).
   Result<std::string> topology_id_of(const std::string& id_or_name);
+  // Reads `topology_id`'s checkpoint node (empty when there is none), lets
+  // `mutate` change it and writes it back if nobody wrote it meanwhile,
+  // trying again otherwise. `what` names the change in errors. An error of
+  // `mutate` is returned as it is, nothing written.
+  Result<thrift::CheckpointState> update_checkpoint_state(
+      const std::string& topology_id, const std::string& what,
+      const std::function<Status(thrift::CheckpointState&)>& mutate);
   // Removes the blobs of `topology_id`'s checkpoint parts that `state` no
   // longer keeps: those of another epoch than its newest checkpoint's, or
   // older than it (parts of a checkpoint being taken stay). Every part when
-  // `state` is null.
-  void remove_checkpoint_parts(const std::string& topology_id,
-                               const thrift::CheckpointState* state);
+  // `state` is null. `keys` is the blob store's listing when the caller has
+  // one (else it is listed here).
+  void remove_checkpoint_parts(const std::string& topology_id, const thrift::CheckpointState* state,
+                               const std::vector<std::string>* keys = nullptr);
   // A standby: the part blobs the kept checkpoints of `topology_id` need;
   // arms a watch on its checkpoint node so that a new one wakes the sync.
   std::vector<std::string> wanted_checkpoint_parts(const std::string& topology_id);

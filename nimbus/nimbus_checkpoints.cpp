@@ -69,18 +69,8 @@ Result<thrift::CheckpointState> Nimbus::complete_checkpoint(const std::string& t
                   what + " has " + std::to_string(checkpoint.tasks) + " parts, but nimbus holds " +
                       std::to_string(checkpoint.part_tasks.size()) + ": not recorded");
   }
-  const std::string path = paths_.checkpoints(*id);
   retained = std::max(1, retained);
-  for (int attempt = 0; attempt < kCasAttempts; ++attempt) {
-    thrift::CheckpointState state;
-    std::int32_t version = -1;
-    auto node = read_thrift_node<thrift::CheckpointState>(store_, path, kStateType);
-    if (node) {
-      state = std::move(node->value);
-      version = node->version;
-    } else if (node.code() != ErrorCode::kNotFound) {
-      return node.status();
-    }
+  auto state = update_checkpoint_state(*id, "record " + what, [&](thrift::CheckpointState& state) {
     if (checkpoint.epoch < state.epoch) {
       return Status(ErrorCode::kInvalidArgument,
                     what + " is stale: the topology moved on to recovery epoch " +
@@ -91,26 +81,47 @@ Result<thrift::CheckpointState> Nimbus::complete_checkpoint(const std::string& t
       state.complete.erase(state.complete.begin(),
                            state.complete.end() - static_cast<std::ptrdiff_t>(retained));
     }
-    Status written = version < 0 ? create_thrift_node(store_, path, state).status()
-                                 : write_thrift_node(store_, path, state, version).status();
-    if (written) {
-      remove_checkpoint_parts(*id, &state);
-      return state;
-    }
-    if (written.code() != ErrorCode::kVersionConflict &&
-        written.code() != ErrorCode::kAlreadyExists) {
-      return Status(written.code(), "cannot record " + what + ": " + written.message());
-    }
-  }
-  return Status(ErrorCode::kUnavailable,
-                "cannot record " + what + ": its node changed under every attempt");
+    return Status::ok();
+  });
+  if (state) remove_checkpoint_parts(*id, &*state, &*keys);
+  return state;
 }
 
 Result<std::int64_t> Nimbus::advance_checkpoint_epoch(const std::string& topology_id) {
   if (Status s = require_leader(); !s) return s;
   auto id = topology_id_of(topology_id);
   if (!id) return id.status();
-  const std::string path = paths_.checkpoints(*id);
+  auto state = update_checkpoint_state(
+      *id, "move the recovery epoch of topology '" + *id + "'",
+      [&](thrift::CheckpointState& state) {
+        ++state.epoch;
+        state.__isset.restore = false;
+        for (auto c = state.complete.rbegin(); c != state.complete.rend(); ++c) {
+          const bool held = std::all_of(c->part_tasks.begin(), c->part_tasks.end(), [&](int t) {
+            return blobs_.info(checkpoint_part_key(*id, c->id, c->epoch, t)).is_ok();
+          });
+          if (held) {
+            state.__set_restore(*c);
+            break;
+          }
+          logger_.warn(
+              "topology {}: checkpoint {} cannot be restored: this nimbus lacks parts of it", *id,
+              c->id);
+        }
+        return Status::ok();
+      });
+  if (!state) return state.status();
+  logger_.info("topology {}: recovery epoch {} -> {}, restoring {}", *id, state->epoch - 1,
+               state->epoch,
+               state->__isset.restore ? "checkpoint " + std::to_string(state->restore.id)
+                                      : std::string("nothing"));
+  return state->epoch;
+}
+
+Result<thrift::CheckpointState> Nimbus::update_checkpoint_state(
+    const std::string& topology_id, const std::string& what,
+    const std::function<Status(thrift::CheckpointState&)>& mutate) {
+  const std::string path = paths_.checkpoints(topology_id);
   for (int attempt = 0; attempt < kCasAttempts; ++attempt) {
     thrift::CheckpointState state;
     std::int32_t version = -1;
@@ -121,41 +132,28 @@ Result<std::int64_t> Nimbus::advance_checkpoint_epoch(const std::string& topolog
     } else if (node.code() != ErrorCode::kNotFound) {
       return node.status();
     }
-    ++state.epoch;
-    state.__isset.restore = false;
-    for (auto c = state.complete.rbegin(); c != state.complete.rend(); ++c) {
-      const bool held = std::all_of(c->part_tasks.begin(), c->part_tasks.end(), [&](int t) {
-        return blobs_.info(checkpoint_part_key(*id, c->id, c->epoch, t)).is_ok();
-      });
-      if (held) {
-        state.__set_restore(*c);
-        break;
-      }
-      logger_.warn("topology {}: checkpoint {} cannot be restored: this nimbus lacks parts of it",
-                   *id, c->id);
-    }
+    if (Status s = mutate(state); !s) return s;
     Status written = version < 0 ? create_thrift_node(store_, path, state).status()
                                  : write_thrift_node(store_, path, state, version).status();
-    if (written) {
-      logger_.info("topology {}: recovery epoch {} -> {}, restoring {}", *id, state.epoch - 1,
-                   state.epoch,
-                   state.__isset.restore ? "checkpoint " + std::to_string(state.restore.id)
-                                         : std::string("nothing"));
-      return state.epoch;
-    }
+    if (written) return state;
     if (written.code() != ErrorCode::kVersionConflict &&
         written.code() != ErrorCode::kAlreadyExists) {
-      return written;
+      return Status(written.code(), "cannot " + what + ": " + written.message());
     }
   }
-  return Status(ErrorCode::kUnavailable, "cannot move the recovery epoch of topology '" + *id +
-                                             "': its node changed under every attempt");
+  return Status(ErrorCode::kUnavailable,
+                "cannot " + what + ": its node changed under every attempt");
 }
 
 void Nimbus::remove_checkpoint_parts(const std::string& topology_id,
-                                     const thrift::CheckpointState* state) {
-  auto keys = blobs_.list();
-  if (!keys) return;
+                                     const thrift::CheckpointState* state,
+                                     const std::vector<std::string>* keys) {
+  Result<std::vector<std::string>> listed = std::vector<std::string>();
+  if (keys == nullptr) {
+    listed = blobs_.list();
+    if (!listed) return;
+    keys = &*listed;
+  }
   const std::string prefix = checkpoint_key_prefix(topology_id);
   std::set<std::pair<std::int64_t, std::int64_t>> kept;  // (id, epoch)
   if (state != nullptr) {
