@@ -14,6 +14,13 @@
 //   topwords.disorder.ms    how far out of order a click may be (default 400)
 //   topwords.top            words per ranking (default 3)
 //   topwords.print          print rankings as windows complete (default true)
+//
+// With topology.state.checkpointing the results are exactly once through
+// failures: the spout keeps its position in keyed state ("position"), the
+// counters' windows are checkpointed with them, and the ranker keeps the
+// rankings of complete windows in keyed state ("rankings": window end ->
+// "word=count, ..."; the newest topwords.rankings.kept, default 1000), with
+// what it is still merging written at each checkpoint (pre_checkpoint).
 #pragma once
 
 #include <cstdint>
@@ -71,6 +78,8 @@ class ClickSpout : public Spout {
   std::int64_t next_ = 0;
   std::vector<std::int64_t> replay_;
   std::int64_t outstanding_ = 0;
+  bool checkpointed_ = false;
+  KeyValueState<std::string, std::int64_t> position_;
 };
 
 // Counts each word of its share over the window; emits (end, word, count) for
@@ -84,7 +93,10 @@ class WindowWordCounter : public WindowedBolt {
 
  private:
   OutputCollector* out_ = nullptr;
+  // The window's words, kept from what enters and leaves; counted from the
+  // whole window at the first activation (after a restore too).
   std::map<std::string, std::int64_t> counts_;
+  bool counted_ = false;
 };
 
 // Merges the counters' results per window end and keeps the top words; a
@@ -96,9 +108,13 @@ class TopRanker : public BasicBolt {
   void execute(const Tuple& input, BasicOutputCollector& out) override;
   void cleanup() override;
   void declare_output_fields(OutputFieldsDeclarer& declarer) override;
+  // Writes the windows still being merged to keyed state.
+  void pre_checkpoint(std::int64_t checkpoint) override;
 
  private:
   void print(std::int64_t end);
+  // A window every counter moved past: ranked, printed, kept.
+  void complete(std::int64_t end);
 
   std::shared_ptr<TopWordsLedger> ledger_;
   std::size_t top_ = 3;
@@ -107,7 +123,15 @@ class TopRanker : public BasicBolt {
   const TopologyContext* context_ = nullptr;
   std::map<std::int64_t, std::map<std::string, std::int64_t>> windows_;  // end -> counts
   std::map<std::int32_t, std::int64_t> latest_;  // counter task -> newest window end it sent
+  bool checkpointed_ = false;
+  std::int64_t kept_ = 1000;
+  std::int64_t slide_ms_ = 2000;
+  KeyValueState<std::int64_t, std::string> rankings_;  // window end -> ranking
+  KeyValueState<std::string, std::string> merging_;    // windows_ and latest_ at a checkpoint
 };
+
+// A ranking as the ranker prints and keeps it: "word=count, word=count".
+std::string ranking_text(const Ranking& ranking);
 
 // Counts the clicks that came behind the watermark.
 class LateClicks : public BasicBolt {

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 
 #include "top_words.hpp"
 
@@ -48,10 +49,17 @@ Ranking top_of(const std::map<std::string, std::int64_t>& counts, std::size_t n)
 
 ClickSpout::ClickSpout(std::shared_ptr<TopWordsLedger> ledger) : ledger_(std::move(ledger)) {}
 
-void ClickSpout::open(const Config& conf, const TopologyContext&, SpoutOutputCollector& collector) {
+void ClickSpout::open(const Config& conf, const TopologyContext& context,
+                      SpoutOutputCollector& collector) {
   out_ = &collector;
   limit_ = conf.get_int("topwords.events.limit", 0);
   disorder_ms_ = conf.get_int("topwords.disorder.ms", 400);
+  checkpointed_ = conf.get_bool("topology.state.checkpointing", false);
+  if (checkpointed_) {
+    // A restore rewinds the stream to the checkpoint's barrier.
+    position_ = context.key_value_state<std::string, std::int64_t>("position");
+    next_ = position_.get("next", 0);
+  }
 }
 
 void ClickSpout::next_tuple() {
@@ -61,8 +69,9 @@ void ClickSpout::next_tuple() {
     replay_.pop_back();
   } else if (limit_ == 0 || next_ < limit_) {
     id = next_++;
+    if (checkpointed_) position_.put("next", next_);
   } else {
-    if (outstanding_ == 0) out_->finish();
+    if (outstanding_ == 0 || checkpointed_) out_->finish();
     return;
   }
   Click c = click(id, disorder_ms_);
@@ -79,7 +88,8 @@ void ClickSpout::ack(const Value& msg_id) {
 
 void ClickSpout::fail(const Value& msg_id) {
   --outstanding_;
-  replay_.push_back(msg_id.as_int());
+  // With checkpoints a lost click is replayed by the restore, not here.
+  if (!checkpointed_) replay_.push_back(msg_id.as_int());
   if (!ledger_) return;
   std::lock_guard lock(ledger_->mutex);
   ++ledger_->fails[msg_id.as_int()];
@@ -94,10 +104,15 @@ void WindowWordCounter::prepare(const Config&, const TopologyContext&, OutputCol
 }
 
 void WindowWordCounter::execute(const TupleWindow& window) {
-  for (const Tuple* t : window.get_new()) ++counts_[t->get_string("word")];
-  for (const Tuple* t : window.get_expired()) {
-    auto it = counts_.find(t->get_string("word"));
-    if (it != counts_.end() && --it->second == 0) counts_.erase(it);
+  if (!counted_) {
+    for (const Tuple* t : window.get()) ++counts_[t->get_string("word")];
+    counted_ = true;
+  } else {
+    for (const Tuple* t : window.get_new()) ++counts_[t->get_string("word")];
+    for (const Tuple* t : window.get_expired()) {
+      auto it = counts_.find(t->get_string("word"));
+      if (it != counts_.end() && --it->second == 0) counts_.erase(it);
+    }
   }
   // Anchored to the window's clicks (no anchors given): acked with them.
   for (const auto& [word, count] : counts_) {
@@ -116,6 +131,35 @@ void TopRanker::prepare(const Config& conf, const TopologyContext& context) {
   window_ms_ = conf.get_int("topwords.window.ms", 10000);
   print_ = conf.get_bool("topwords.print", true);
   context_ = &context;
+  checkpointed_ = conf.get_bool("topology.state.checkpointing", false);
+  if (!checkpointed_) return;
+  kept_ = std::max<std::int64_t>(1, conf.get_int("topwords.rankings.kept", 1000));
+  slide_ms_ = std::max<std::int64_t>(1, conf.get_int("topwords.slide.ms", 2000));
+  rankings_ = context.key_value_state<std::int64_t, std::string>("rankings");
+  merging_ = context.key_value_state<std::string, std::string>("merging");
+  // What was being merged at the restored checkpoint: "end word count" and
+  // "task end" lines.
+  std::istringstream windows(merging_.get("windows", ""));
+  std::int64_t end = 0, count = 0;
+  for (std::string word; windows >> end >> word >> count;) windows_[end][word] = count;
+  std::istringstream latest(merging_.get("latest", ""));
+  std::int32_t task = 0;
+  while (latest >> task >> end) latest_[task] = end;
+}
+
+void TopRanker::pre_checkpoint(std::int64_t) {
+  if (!checkpointed_) return;
+  std::string windows, latest;
+  for (const auto& [end, counts] : windows_) {
+    for (const auto& [word, count] : counts) {
+      windows += std::to_string(end) + " " + word + " " + std::to_string(count) + "\n";
+    }
+  }
+  for (const auto& [task, end] : latest_) {
+    latest += std::to_string(task) + " " + std::to_string(end) + "\n";
+  }
+  merging_.put("windows", windows);
+  merging_.put("latest", latest);
 }
 
 void TopRanker::execute(const Tuple& input, BasicOutputCollector&) {
@@ -137,17 +181,29 @@ void TopRanker::execute(const Tuple& input, BasicOutputCollector&) {
     complete = std::min(complete, it == latest_.end() ? 0 : it->second);
   }
   while (!windows_.empty() && windows_.begin()->first < complete) {
-    print(windows_.begin()->first);
+    this->complete(windows_.begin()->first);
     windows_.erase(windows_.begin());
   }
 }
 
-void TopRanker::print(std::int64_t end) {
-  if (!print_) return;
+void TopRanker::complete(std::int64_t end) {
+  print(end);
+  if (!checkpointed_) return;
+  rankings_.put(end, ranking_text(top_of(windows_[end], top_)));
+  rankings_.remove(end - kept_ * slide_ms_);
+}
+
+std::string ranking_text(const Ranking& ranking) {
   std::string line;
-  for (const auto& [word, count] : top_of(windows_[end], top_)) {
+  for (const auto& [word, count] : ranking) {
     line += (line.empty() ? "" : ", ") + word + "=" + std::to_string(count);
   }
+  return line;
+}
+
+void TopRanker::print(std::int64_t end) {
+  if (!print_) return;
+  const std::string line = ranking_text(top_of(windows_[end], top_));
   std::printf("window [%lld, %lld): %s\n", static_cast<long long>(end - window_ms_),
               static_cast<long long>(end), line.c_str());
   std::fflush(stdout);

@@ -686,10 +686,12 @@ TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
 // The states named `state` in every part of checkpoint `record` (tasks 1 ..
 // record.tasks: the user components' tasks), merged: keys as strings, values
 // as int64.
-std::map<std::string, std::int64_t> checkpoint_state(worker::CheckpointStore& store,
-                                                     const worker::CheckpointRecord& record,
-                                                     const std::string& state) {
-  std::map<std::string, std::int64_t> out;
+// The keyed state `state` of every task in `record`'s checkpoint, values of a
+// key held by several tasks summed (K, V: its codecs' types).
+template <typename K = std::string, typename V = std::int64_t>
+std::map<K, V> checkpoint_state(worker::CheckpointStore& store,
+                                const worker::CheckpointRecord& record, const std::string& state) {
+  std::map<K, V> out;
   for (int t = 1; t <= record.tasks; ++t) {
     auto bytes = store.get(record, TaskId(t));
     EXPECT_TRUE(bytes.ok()) << bytes.status().message();
@@ -699,8 +701,7 @@ std::map<std::string, std::int64_t> checkpoint_state(worker::CheckpointStore& st
     if (!entries.ok()) continue;
     auto copy = std::make_shared<InMemoryStateStore>();
     for (const auto& [k, v] : *entries) copy->put(k, v);
-    KeyValueState<std::string, std::int64_t>(copy, state)
-        .for_each([&](const std::string& k, std::int64_t v) { out[k] += v; });
+    KeyValueState<K, V>(copy, state).for_each([&](const K& k, const V& v) { out[k] += v; });
   }
   return out;
 }
@@ -873,6 +874,147 @@ TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughNimbusFailoverAndKil
 
 TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughARebalanceOfItsCounter) {
   stateful_word_count_through_kill9(/*folder=*/false, /*failover=*/false, /*rebalance=*/true);
+}
+
+// The top words example's click stream, computed here from its definition
+// (examples/top_words/top_words.hpp): click `id` has word
+// kWords[floor(u^2 * 12)] for u from splitmix64(id), and timestamp
+// 1.7e12 + 10 id - (splitmix64(splitmix64(id)) mod (disorder + 1)).
+std::pair<std::string, std::int64_t> top_words_click(std::int64_t id, std::int64_t disorder) {
+  static const std::vector<std::string> kWords = {"storm", "stream", "tuple",  "bolt",
+                                                  "spout", "window", "state",  "ack",
+                                                  "rack",  "node",   "worker", "nimbus"};
+  auto mix = [](std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  };
+  const std::uint64_t h = mix(static_cast<std::uint64_t>(id));
+  const double u = static_cast<double>(h >> 11) / static_cast<double>(1ull << 53);
+  const auto index = std::min(kWords.size() - 1, static_cast<std::size_t>(u * u * kWords.size()));
+  const auto jitter = static_cast<std::int64_t>(mix(h) % static_cast<std::uint64_t>(disorder + 1));
+  return {kWords[index], 1'700'000'000'000 + id * 10 - jitter};
+}
+
+// Exactly once for windows: the top words example (event-time sliding
+// windows of 10 s every 2 s in two counter tasks, a ranker keeping each
+// complete window's top 3 in keyed state) with checkpoints every 200 ms, in
+// three workers on two supervisors; a worker is killed twice, each time
+// after a new checkpoint. The counters' windows (the clicks they buffer, the
+// watermark, the next window's end) are restored with their checkpoint and
+// the spout replays from its position, so the rankings in the checkpoint
+// taken after the last click are exactly those computed here from the
+// clicks: no click lost with a window, none counted twice.
+TEST_F(ClusterTest, TopWordsWindowsKeepExactRankingsThroughKill9OfWorkers) {
+  start_cluster();
+  const std::int64_t kClicks = 300000;
+  const std::int64_t kDisorder = 400;
+  auto r =
+      cli({"submit", RSTORM_TOP_WORDS_LIB, "--name", "tw", "--wait", "-c",
+           "topology.state.checkpointing=true", "-c", "topology.state.checkpoint.interval.ms=200",
+           "-c", "topology.state.checkpoint.retained=100000", "-c",
+           "topwords.events.limit=" + std::to_string(kClicks), "-c",
+           "topwords.disorder.ms=" + std::to_string(kDisorder), "-c", "topwords.print=false", "-c",
+           "topwords.rankings.kept=100000", "-c",
+           // A restart must not make the restored counters think the
+           // spout went idle (which would move event time on).
+           "topology.bolts.watermark.idle.timeout.ms=10000", "-c",
+           "topology.worker.max.heap.size.mb=400"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a);
+  ASSERT_GE(executors_by_slot(*a).size(), 3u);
+  auto client = nimbus::NimbusClient::connect(nimbus_options());
+  ASSERT_TRUE(client) << client.status().to_string();
+  wp::NimbusCheckpointStore store(std::shared_ptr<nimbus::NimbusClient>(std::move(client).value()),
+                                  a->topology_id);
+  auto last = [&]() -> std::optional<worker::CheckpointRecord> {
+    auto l = store.last_complete();
+    return l.ok() ? *l : std::nullopt;
+  };
+  auto position = [&](const worker::CheckpointRecord& record) {
+    auto p = checkpoint_state(store, record, "position");
+    return p.count("next") ? p["next"] : std::int64_t{0};
+  };
+  std::int64_t seen = 0;
+  for (int round = 1; round <= 2; ++round) {
+    std::optional<worker::CheckpointRecord> done;
+    ASSERT_TRUE(eventually([&] {
+      done = last();
+      return done && done->id > seen && position(*done) > 0;
+    })) << "no checkpoint completed in round "
+        << round;
+    seen = done->id;
+    ASSERT_LT(position(*done), kClicks) << "the input ran out before round " << round;
+    const auto slots_now = executors_by_slot(*assignment());
+    const auto& [node, port] =
+        std::next(slots_now.begin(), static_cast<std::ptrdiff_t>(round % slots_now.size()))->first;
+    std::optional<wp::WorkerHeartbeatFile> beat;
+    ASSERT_TRUE(eventually([&] {
+      beat = heartbeat(node, a->topology_id, port);
+      return beat && alive(static_cast<pid_t>(beat->pid));
+    }));
+    ASSERT_EQ(::kill(static_cast<pid_t>(beat->pid), SIGKILL), 0);
+    ASSERT_TRUE(eventually([&] {
+      auto epoch = store.read_epoch();
+      return epoch.ok() && *epoch >= round;
+    })) << "the restarted worker did not move the recovery epoch on";
+  }
+  // The truth: every window [end - 10 s, end) ending at a multiple of 2 s
+  // that holds a click, its top 3 (count descending, then word).
+  std::map<std::int64_t, std::map<std::string, std::int64_t>> windows;
+  for (std::int64_t id = 0; id < kClicks; ++id) {
+    const auto [word, ts] = top_words_click(id, kDisorder);
+    for (std::int64_t end = (ts / 2000 + 1) * 2000; end <= ts + 10000; end += 2000) {
+      ++windows[end][word];
+    }
+  }
+  std::map<std::int64_t, std::string> truth;
+  for (const auto& [end, counts] : windows) {
+    std::vector<std::pair<std::string, std::int64_t>> all(counts.begin(), counts.end());
+    std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) {
+      return x.second != y.second ? x.second > y.second : x.first < y.first;
+    });
+    std::string line;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, all.size()); ++i) {
+      line += (line.empty() ? "" : ", ") + all[i].first + "=" + std::to_string(all[i].second);
+    }
+    truth[end] = line;
+  }
+  // The ranker completes a window once both counters sent a later one: all
+  // but the last, once event time moved past the end of the input (the
+  // spout idle for 10 s).
+  const std::int64_t last_end = truth.rbegin()->first;
+  std::optional<worker::CheckpointRecord> final_checkpoint;
+  std::map<std::int64_t, std::string> rankings;
+  ASSERT_TRUE(eventually(
+      [&] {
+        final_checkpoint = last();
+        if (!final_checkpoint || position(*final_checkpoint) != kClicks) return false;
+        rankings =
+            checkpoint_state<std::int64_t, std::string>(store, *final_checkpoint, "rankings");
+        return !rankings.empty() && rankings.rbegin()->first >= last_end - 2000;
+      },
+      180s))
+      << "last checkpoint: " << (final_checkpoint ? final_checkpoint->id : 0) << " with "
+      << rankings.size() << " rankings, the newest ending at "
+      << (rankings.empty() ? 0 : rankings.rbegin()->first) << " (the input's last window ends at "
+      << last_end << ")";
+  std::map<std::int64_t, std::string> expected = truth;
+  expected.erase(last_end);
+  rankings.erase(last_end);
+  EXPECT_EQ(rankings.size(), expected.size());
+  int wrong = 0;
+  for (const auto& [end, line] : expected) {
+    auto it = rankings.find(end);
+    const std::string got = it == rankings.end() ? "(none)" : it->second;
+    if (got != line && ++wrong <= 5) {
+      ADD_FAILURE() << "window ending at " << end << ": ranked " << got << ", truth " << line;
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "of " << expected.size() << " windows";
+  EXPECT_GE(final_checkpoint->epoch, 2);
 }
 
 // The checkpoint store unreachable: with nimbus down, checkpoints fail and

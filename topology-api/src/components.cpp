@@ -35,6 +35,7 @@ class BasicBoltAdapter final : public Bolt {
     collector_->ack(input);
   }
   void cleanup() override { basic_->cleanup(); }
+  void pre_checkpoint(std::int64_t checkpoint) override { basic_->pre_checkpoint(checkpoint); }
   void declare_output_fields(OutputFieldsDeclarer& declarer) override {
     basic_->declare_output_fields(declarer);
   }

@@ -61,6 +61,18 @@ void put_raw(std::string& out, T v) {
   out.append(bytes, sizeof(T));
 }
 
+void put_string(std::string& out, std::string_view v) {
+  put_raw<std::uint32_t>(out, static_cast<std::uint32_t>(v.size()));
+  out.append(v);
+}
+
+// With checkpoints, what a restore needs that is not in the spilled chunks
+// (the tuples in memory, the bookkeeping, the watermark) is written under
+// this key right before each snapshot (pre_checkpoint) and read back in
+// prepare() after a restore.
+constexpr std::string_view kCheckpointKey{"__window_checkpoint\0", 20};
+constexpr std::uint32_t kCheckpointVersion = 1;
+
 class SpillReader {
  public:
   explicit SpillReader(std::string_view bytes) : bytes_(bytes) {}
@@ -78,6 +90,7 @@ class SpillReader {
     at_ += n;
     return out;
   }
+  std::string_view string() { return take(raw<std::uint32_t>()); }
   bool done() const { return at_ == bytes_.size(); }
 
  private:
@@ -144,7 +157,67 @@ class WindowedBoltAdapter final : public TimedBolt {
     if (!s_.event_time() && s_.slide.unit == WindowSize::Unit::kDuration) {
       next_end_ = boundary_above(clock_(), s_.slide.value);
     }
+    if (conf.get_bool(keys::kTopologyStateCheckpointing, false)) {
+      // The window is part of the task's checkpoints: what a restore put in
+      // the store is this task's window at the checkpoint.
+      store_ = context.state_store();
+      auto saved = store_->get(kCheckpointKey);
+      if (saved) {
+        try {
+          restore(*saved);
+        } catch (const std::exception& e) {
+          throw std::runtime_error("the window restored from the checkpoint cannot be decoded (" +
+                                   std::string(e.what()) + ")");
+        }
+      } else {
+        remove_spilled_leftovers();
+      }
+    }
     bolt_->prepare(conf, context, *collector_);
+  }
+
+  void pre_checkpoint(std::int64_t checkpoint) override {
+    if (!store_) open_store();
+    std::string body;
+    put_raw<std::uint32_t>(body, static_cast<std::uint32_t>(events_.size()));
+    for (const Event& e : events_) {
+      put_raw<std::int64_t>(body, e.ts);
+      encode_tuple(e.tuple, body);
+    }
+    put_raw<std::uint32_t>(body, static_cast<std::uint32_t>(expired_.size()));
+    for (const Tuple& t : expired_) encode_tuple(t, body);
+
+    std::string out;
+    put_raw<std::uint32_t>(out, kCheckpointVersion);
+    for (std::uint64_t v : {base_, mem_base_, prev_begin_, prev_end_, released_}) {
+      put_raw<std::uint64_t>(out, v);
+    }
+    put_raw<std::uint8_t>(out, activated_ ? 1 : 0);
+    put_raw<std::uint8_t>(out, spill_broken_ ? 1 : 0);
+    for (std::int64_t v : {since_trigger_, next_end_, watermark_}) put_raw<std::int64_t>(out, v);
+    put_raw<std::uint32_t>(out, static_cast<std::uint32_t>(sources_seen_.size()));
+    for (const StreamInfo* info : sources_seen_) {
+      put_string(out, info->component);
+      put_string(out, info->stream);
+      put_raw<std::uint32_t>(out, static_cast<std::uint32_t>(info->fields.size()));
+      for (const auto& f : info->fields) put_string(out, f);
+      put_raw<std::uint8_t>(out, info->tick ? 1 : 0);
+    }
+    put_raw<std::uint32_t>(out, static_cast<std::uint32_t>(sources_.size()));
+    for (const auto& [task, src] : sources_) {
+      put_raw<std::int32_t>(out, task);
+      put_raw<std::int64_t>(out, src.max_ts);
+    }
+    put_raw<std::uint32_t>(out, static_cast<std::uint32_t>(chunks_.size()));
+    for (const Chunk& c : chunks_) {
+      put_raw<std::uint64_t>(out, c.first);
+      put_raw<std::uint32_t>(out, c.count);
+    }
+    put_raw<std::uint32_t>(out, static_cast<std::uint32_t>(spilled_.size()));
+    for (const Spilled& e : spilled_) put_raw<std::int64_t>(out, e.ts);
+    out += body;
+    store_->put(kCheckpointKey, out);
+    bolt_->pre_checkpoint(checkpoint);
   }
 
   void execute(const Tuple& input) override {
@@ -467,11 +540,74 @@ class WindowedBoltAdapter final : public TimedBolt {
   // Opens the task's store and removes what an earlier run of the task left.
   void open_store() {
     store_ = context_->state_store();
+    remove_spilled_leftovers();
+  }
+
+  void remove_spilled_leftovers() {
     std::vector<StateWrite> stale;
     for (auto& [key, value] : store_->scan_prefix(kSpillPrefix)) {
       stale.push_back({std::move(key), std::nullopt});
     }
-    if (!stale.empty()) store_->apply(stale);
+    stale.push_back({std::string(kCheckpointKey), std::nullopt});
+    store_->apply(stale);
+  }
+
+  // The window as pre_checkpoint wrote it. Restored tuples lose their
+  // anchors: their tuple trees ended with the run that took the checkpoint
+  // (the spouts replay what came after it), so acking them is a no-op and
+  // what a window emits is anchored to its new tuples only.
+  void restore(std::string_view bytes) {
+    SpillReader in(bytes);
+    if (const auto version = in.raw<std::uint32_t>(); version != kCheckpointVersion) {
+      throw std::runtime_error("version " + std::to_string(version) + ", expected " +
+                               std::to_string(kCheckpointVersion));
+    }
+    base_ = in.raw<std::uint64_t>();
+    mem_base_ = in.raw<std::uint64_t>();
+    prev_begin_ = in.raw<std::uint64_t>();
+    prev_end_ = in.raw<std::uint64_t>();
+    released_ = in.raw<std::uint64_t>();
+    activated_ = in.raw<std::uint8_t>() != 0;
+    spill_broken_ = in.raw<std::uint8_t>() != 0;
+    since_trigger_ = in.raw<std::int64_t>();
+    next_end_ = in.raw<std::int64_t>();
+    watermark_ = in.raw<std::int64_t>();
+    const auto streams = in.raw<std::uint32_t>();
+    for (std::uint32_t i = 0; i < streams; ++i) {
+      StreamInfo info;
+      info.component = std::string(in.string());
+      info.stream = std::string(in.string());
+      std::vector<std::string> fields(in.raw<std::uint32_t>());
+      if (fields.size() > bytes.size()) throw std::runtime_error("a stream's fields miscounted");
+      for (auto& f : fields) f = std::string(in.string());
+      info.fields = Fields(std::move(fields));
+      info.tick = in.raw<std::uint8_t>() != 0;
+      restored_streams_.push_back(std::move(info));
+      sources_seen_.push_back(&restored_streams_.back());
+    }
+    const std::int64_t now = clock_();
+    for (auto n = in.raw<std::uint32_t>(); n > 0; --n) {
+      const auto task = in.raw<std::int32_t>();
+      sources_[task] = Source{in.raw<std::int64_t>(), now};
+    }
+    for (auto n = in.raw<std::uint32_t>(); n > 0; --n) {
+      const auto first = in.raw<std::uint64_t>();
+      chunks_.push_back(Chunk{first, in.raw<std::uint32_t>()});
+    }
+    for (auto n = in.raw<std::uint32_t>(); n > 0; --n) {
+      spilled_.push_back(Spilled{in.raw<std::int64_t>(), 0, false});
+    }
+    for (auto n = in.raw<std::uint32_t>(); n > 0; --n) {
+      const auto ts = in.raw<std::int64_t>();
+      events_.push_back(Event{decode_tuple(in), ts});
+    }
+    for (auto n = in.raw<std::uint32_t>(); n > 0; --n) expired_.push_back(decode_tuple(in));
+    if (!in.done()) throw std::runtime_error("trailing bytes");
+    if (spilled_.size() != mem_base_ - base_ || base_ > mem_base_) {
+      throw std::runtime_error(std::to_string(spilled_.size()) + " spilled tuples for indices " +
+                               std::to_string(base_) + ".." + std::to_string(mem_base_));
+    }
+    restored_end_ = end_index();
   }
 
   void encode_tuple(const Tuple& t, std::string& out) {
@@ -499,7 +635,7 @@ class WindowedBoltAdapter final : public TimedBolt {
     return static_cast<std::uint32_t>(sources_seen_.size() - 1);
   }
 
-  std::vector<Tuple> decode_chunk(std::string_view bytes) {
+  std::vector<Tuple> decode_chunk(std::string_view bytes, bool anchored) {
     SpillReader in(bytes);
     const auto n = in.raw<std::uint32_t>();
     // A tuple takes at least 16 bytes: a count that says more is damage, not
@@ -510,29 +646,32 @@ class WindowedBoltAdapter final : public TimedBolt {
     }
     std::vector<Tuple> out;
     out.reserve(n);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const auto source = in.raw<std::uint32_t>();
-      const auto task = in.raw<std::int32_t>();
-      if (source >= sources_seen_.size()) {
-        throw std::runtime_error("unknown source stream " + std::to_string(source));
-      }
-      Values values;
-      const auto count = in.raw<std::uint32_t>();
-      for (std::uint32_t k = 0; k < count; ++k) {
-        const auto size = in.raw<std::uint32_t>();
-        values.push_back(StateCodec<Value>::decode(in.take(size)));
-      }
-      Tuple t(sources_seen_[source], TaskId(task), std::move(values));
-      const auto anchors = in.raw<std::uint32_t>();
-      for (std::uint32_t k = 0; k < anchors; ++k) {
-        const auto root = in.raw<std::uint64_t>();
-        const auto edge = in.raw<std::uint64_t>();
-        t.mutable_anchors().xor_in(root, edge);
-      }
-      out.push_back(std::move(t));
-    }
+    for (std::uint32_t i = 0; i < n; ++i) out.push_back(decode_tuple(in, anchored));
     if (!in.done()) throw std::runtime_error("trailing bytes");
     return out;
+  }
+
+  // One tuple as encode_tuple wrote it; without its anchors unless `anchored`.
+  Tuple decode_tuple(SpillReader& in, bool anchored = false) {
+    const auto source = in.raw<std::uint32_t>();
+    const auto task = in.raw<std::int32_t>();
+    if (source >= sources_seen_.size()) {
+      throw std::runtime_error("unknown source stream " + std::to_string(source));
+    }
+    Values values;
+    const auto count = in.raw<std::uint32_t>();
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const auto size = in.raw<std::uint32_t>();
+      values.push_back(StateCodec<Value>::decode(in.take(size)));
+    }
+    Tuple t(sources_seen_[source], TaskId(task), std::move(values));
+    const auto anchors = in.raw<std::uint32_t>();
+    for (std::uint32_t k = 0; k < anchors; ++k) {
+      const auto root = in.raw<std::uint64_t>();
+      const auto edge = in.raw<std::uint64_t>();
+      if (anchored) t.mutable_anchors().xor_in(root, edge);
+    }
+    return t;
   }
 
   // The tuples of `chunk` (one of chunks_), read back and kept until
@@ -547,7 +686,8 @@ class WindowedBoltAdapter final : public TimedBolt {
     try {
       auto bytes = store_->get(spill_key(chunk->first));
       if (!bytes) throw std::runtime_error("missing");
-      tuples = decode_chunk(*bytes);
+      // Chunks spilled before a restore hold tuples of the run before it.
+      tuples = decode_chunk(*bytes, chunk->first >= restored_end_);
       if (tuples.size() != chunk->count) {
         throw std::runtime_error("holds " + std::to_string(tuples.size()) + " tuples, expected " +
                                  std::to_string(chunk->count));
@@ -642,7 +782,9 @@ class WindowedBoltAdapter final : public TimedBolt {
   std::deque<Chunk> chunks_;                            // how they are stored, oldest first
   std::map<std::uint64_t, std::vector<Tuple>> loaded_;  // chunks read back, by first index
   std::vector<const StreamInfo*> sources_seen_;         // spilled tuples' sources
-  std::shared_ptr<StateStore> store_;                   // opened on the first spill
+  std::shared_ptr<StateStore> store_;  // opened on the first spill (in prepare with checkpoints)
+  std::deque<StreamInfo> restored_streams_;  // the restored tuples' sources
+  std::uint64_t restored_end_ = 0;           // indices below it were restored
   std::optional<TopologyContext> context_;
   bool spill_broken_ = false;
   CounterMetric* spilled_counter_ = nullptr;

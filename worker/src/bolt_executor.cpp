@@ -325,6 +325,11 @@ void BoltExecutor::on_barrier(Task& task, std::int64_t id, TaskId from) {
   release(task);
 }
 
+void BoltExecutor::before_snapshot(TaskId task, std::int64_t id) {
+  tasks_[static_cast<std::size_t>(task.value - plan_.tasks.front().value)]->bolt->pre_checkpoint(
+      id);
+}
+
 void BoltExecutor::release(Task& task) {
   task.aligning = 0;
   task.blocked_count = 0;

@@ -120,21 +120,30 @@ void Executor::complete_barrier(TaskId task, std::int64_t id) {
   const TopologyPlan& plan = *env_.plan;
   const std::int64_t start = now_ns();
   std::uint64_t bytes = kCheckpointPartFailed;
+  bool failed = false;
   try {
-    StateEntries entries;
-    if (plan.state_backend->holds(task)) {
-      entries = plan.state_backend->open(task, plan_.component->id)->scan_prefix("");
-    }
-    const std::string part = encode_task_snapshot(id, task, entries);
-    api::Status stored = plan.checkpoint_store->put(id, task, part);
-    if (stored.is_ok()) {
-      bytes = part.size();
-    } else {
-      report_error(task, "checkpoint " + std::to_string(id) + ": " + stored.message());
-    }
+    before_snapshot(task, id);
   } catch (const std::exception& e) {
-    report_error(task, "checkpoint " + std::to_string(id) +
-                           ": cannot snapshot the state store: " + e.what());
+    report_error(task, "checkpoint " + std::to_string(id) + ": pre_checkpoint threw: " + e.what());
+    failed = true;
+  }
+  if (!failed) {
+    try {
+      StateEntries entries;
+      if (plan.state_backend->holds(task)) {
+        entries = plan.state_backend->open(task, plan_.component->id)->scan_prefix("");
+      }
+      const std::string part = encode_task_snapshot(id, task, entries);
+      api::Status stored = plan.checkpoint_store->put(id, task, part);
+      if (stored.is_ok()) {
+        bytes = part.size();
+      } else {
+        report_error(task, "checkpoint " + std::to_string(id) + ": " + stored.message());
+      }
+    } catch (const std::exception& e) {
+      report_error(task, "checkpoint " + std::to_string(id) +
+                             ": cannot snapshot the state store: " + e.what());
+    }
   }
   if (bytes == kCheckpointPartFailed) {
     bump(stats_.checkpoint_part_failures);

@@ -29,6 +29,13 @@ class Bolt {
   virtual void cleanup() {}
   // Called once on a separate instance when the topology is built.
   virtual void declare_output_fields(OutputFieldsDeclarer& declarer) = 0;
+  // Checkpoints (topology.state.checkpointing): called between two executes
+  // once checkpoint `checkpoint`'s barrier came on every input, right before
+  // the task's keyed state is snapshotted. A bolt that keeps something in
+  // memory that a restore must bring back (a window's buffer) writes it to
+  // its keyed state here. An exception fails the task's part of the
+  // checkpoint (reported; the topology goes on).
+  virtual void pre_checkpoint(std::int64_t checkpoint) {}
 };
 
 // A bolt that is also called at a fixed period, on its executor thread and
@@ -55,6 +62,8 @@ class BasicBolt {
   virtual void execute(const Tuple& input, BasicOutputCollector& collector) = 0;
   virtual void cleanup() {}
   virtual void declare_output_fields(OutputFieldsDeclarer& declarer) = 0;
+  // As Bolt::pre_checkpoint.
+  virtual void pre_checkpoint(std::int64_t checkpoint) {}
 };
 
 // Runs a BasicBolt as a Bolt (what TopologyBuilder does with one).

@@ -44,6 +44,14 @@
 //    topology.max.spout.pending, and a time window's below the message timeout:
 //    build() refuses a topology that cannot work (see below).
 //  - An empty window is not activated.
+//  - Checkpoints (topology.state.checkpointing): the window is part of the
+//    task's state. At each checkpoint its buffered tuples, what expired since
+//    the last activation, the watermark and where the next window ends are
+//    written to the task's state store; a task restored from a checkpoint
+//    goes on from there, so that, fed what its inputs replay, it activates
+//    the same windows as a run without the restart. Restored tuples come
+//    without their anchors: their tuple trees ended with the run that took
+//    the checkpoint.
 //  - Memory: a task keeps at most topology.bolts.window.max.tuples.in.memory
 //    (1,000,000) buffered tuples in memory; older ones spill, in chunks, to
 //    the task's state store (rstorm/state.hpp; RocksDB on a cluster), and are
@@ -135,6 +143,11 @@ class WindowedBolt {
   // they leave the window; do not ack them (a tuple failed here is failed).
   virtual void execute(const TupleWindow& window) = 0;
   virtual void cleanup() {}
+  // As Bolt::pre_checkpoint: called before the task's state is snapshotted,
+  // after the window itself was written to it. A bolt that keeps a result
+  // it updates from get_new() and get_expired() can rebuild it from get()
+  // at its first activation after prepare() instead.
+  virtual void pre_checkpoint(std::int64_t checkpoint) {}
   // Do not declare the late tuple stream: the builder declares it with the
   // fields of the bolt's input.
   virtual void declare_output_fields(OutputFieldsDeclarer& declarer) = 0;

@@ -44,6 +44,7 @@ class BoltExecutor final : public Executor {
   // while its sender's barrier is aligned, else executed or aligned.
   void receive(Task& task, Envelope& e);
   void on_barrier(Task& task, std::int64_t id, TaskId from);
+  void before_snapshot(TaskId task, std::int64_t id) override;
   // Ends the alignment of `task` and receives what it held, in order.
   void release(Task& task);
 

@@ -132,6 +132,10 @@ class Executor {
   // reports the part done (or failed, logged naming the task) to the
   // coordinator.
   void complete_barrier(TaskId task, std::int64_t id);
+  // Called by complete_barrier right before `task`'s store is snapshotted:
+  // a bolt writes what it keeps in memory (Bolt::pre_checkpoint). An
+  // exception fails the task's part.
+  virtual void before_snapshot(TaskId task, std::int64_t id) {}
 
   // Opens the fused members (recursively); false when one failed.
   bool open_members();
