@@ -326,6 +326,48 @@ TEST(Checkpoint, StoppedAndRestartedThreeTimesTheCountsAreExactInRocksDbWithAFol
   EXPECT_LE(folders, 3);
 }
 
+// A full checkpoint store: the parts of one count task for checkpoints 1 to
+// 3 are written to /dev/full (the kernel's "No space left on device"). Each
+// failure is reported naming the task, the checkpoint and the cause, the
+// checkpoint is given up, the topology runs on, and the next checkpoints
+// complete; the counts end exact.
+TEST(Checkpoint, AFullStoreIsReportedNamingTaskAndCheckpointAndTheTopologyRunsOn) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  const Topology topology = diamond();
+  testing::TempDir dir;
+  auto plan = make_plan("diamond", checkpoint_config(), topology);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const TaskId full = (*plan)->layout->component_tasks.at("count").front();
+  for (int id = 1; id <= 3; ++id) {
+    const auto part = dir.path() / ("chk-" + std::to_string(id) + "-e0");
+    std::filesystem::create_directories(part);
+    std::filesystem::create_symlink("/dev/full",
+                                    part / ("task-" + std::to_string(full.value) + ".tmp"));
+  }
+  auto store = std::make_shared<FolderCheckpointStore>(dir.path());
+  auto backend = std::make_shared<InMemoryStateBackend>();
+  auto rt = start(topology, checkpoint_config(), backend, store, 5);
+  ASSERT_NE(rt, nullptr);
+  ASSERT_TRUE(eventually([&] { return last_id(*store) >= 4; })) << errors_of(*rt);
+  std::string errors;
+  std::uint64_t part_failures = 0;
+  for (const auto& ex : rt->executors()) {
+    part_failures += ex->stats().checkpoint_part_failures.load();
+    for (const auto& e : ex->recent_errors()) errors += e.message + "\n";
+  }
+  EXPECT_EQ(part_failures, 3u) << errors;
+  EXPECT_NE(errors.find("checkpoint 1: cannot store the part of task " +
+                        std::to_string(full.value) + " in checkpoint 1"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("No space left on device"), std::string::npos) << errors;
+  ASSERT_TRUE(eventually([&] { return rt->spouts_finished() && rt->in_flight() == 0; },
+                         std::chrono::seconds(120)));
+  const auto& count_tasks = rt->plan().layout->component_tasks.at("count");
+  EXPECT_EQ(live_counts(*backend, count_tasks), true_counts([](std::int64_t) { return true; }));
+  rt->stop();
+}
+
 TEST(Checkpoint, ADamagedNewestCheckpointIsReportedAndTheOneBeforeIsRestored) {
   const Topology topology = diamond();
   auto store = std::make_shared<InMemoryCheckpointStore>();

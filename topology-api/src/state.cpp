@@ -69,6 +69,19 @@ std::size_t InMemoryStateStore::size() const {
 
 bool StateBackend::holds(TaskId) { return true; }
 
+void StateBackend::discard(TaskId task, std::string_view component) {
+  if (!holds(task)) return;
+  auto store = open(task, component);
+  std::vector<StateWrite> writes;
+  for (auto& [key, value] : store->scan_prefix("")) writes.push_back({std::move(key), {}});
+  store->apply(writes);
+}
+
+void InMemoryStateBackend::discard(TaskId task, std::string_view) {
+  std::lock_guard lock(mutex_);
+  stores_.erase(task);
+}
+
 bool InMemoryStateBackend::holds(TaskId task) {
   std::lock_guard lock(mutex_);
   return stores_.count(task) != 0;

@@ -292,8 +292,20 @@ void BoltExecutor::receive(Task& task, Envelope& e) {
   if (e.kind == MessageKind::kBarrier) {
     on_barrier(task, static_cast<std::int64_t>(e.root()), e.task());
   } else if (e.kind == MessageKind::kTuple) {
+    if (!resumed_) note_resumed(task);
     execute(task, e.tuple);
   }
+}
+
+void BoltExecutor::note_resumed(const Task& task) {
+  resumed_ = true;
+  const std::int64_t restored = env_.plan->checkpoint_restored;
+  if (restored == 0 || !env_.logger) return;
+  // How long a recovery takes, end to end: the first tuple this executor
+  // processes after its worker restored a checkpoint.
+  env_.logger->info(
+      "[topology={} component={} task={}] first tuple after restoring checkpoint {} received",
+      env_.plan->name, plan_.component->id, task.id.value, restored);
 }
 
 void BoltExecutor::on_barrier(Task& task, std::int64_t id, TaskId from) {

@@ -236,12 +236,25 @@ api::Status write_atomically(const std::filesystem::path& path, std::string_view
     return api::Status::error("cannot create " + path.parent_path().string() + ": " + ec.message());
   }
   const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) return api::Status::error("cannot write " + tmp.string() + " (disk full?)");
+  // POSIX calls, so that a failure says why (a full disk: "No space left on
+  // device").
+  auto failed = [&](const char* what) {
+    return api::Status::error("cannot " + std::string(what) + " " + tmp.string() + ": " +
+                              std::strerror(errno));
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return failed("create");
+  for (std::size_t at = 0; at < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      api::Status s = failed("write");
+      ::close(fd);
+      return s;
+    }
+    at += static_cast<std::size_t>(n);
   }
+  if (::close(fd) != 0) return failed("close");
   std::filesystem::rename(tmp, path, ec);
   if (ec) return api::Status::error("cannot rename " + tmp.string() + ": " + ec.message());
   return api::Status::ok();

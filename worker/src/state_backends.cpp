@@ -82,6 +82,17 @@ bool RocksDbStateBackend::holds(TaskId task) {
   return std::filesystem::exists(task_dir(task), ec);
 }
 
+void RocksDbStateBackend::discard(TaskId task, std::string_view component) {
+  std::lock_guard lock(mutex_);
+  stores_.erase(task);  // closes it: nothing else holds it
+  std::error_code ec;
+  std::filesystem::remove_all(task_dir(task), ec);
+  if (ec) {
+    throw StateError("cannot discard the state store of " + describe_task(task, component) +
+                     " in " + task_dir(task).string() + ": " + ec.message());
+  }
+}
+
 std::shared_ptr<StateStore> RocksDbStateBackend::open(TaskId task, std::string_view component) {
   std::lock_guard lock(mutex_);
   auto& store = stores_[task];

@@ -167,30 +167,37 @@ api::Status TopologyRuntime::restore_checkpoint() {
     return api::Status::error("topology '" + plan.name +
                               "' cannot restore its state: " + chosen.status().message());
   }
-  if (!*chosen) return api::Status::ok();  // the first run: nothing to restore
-  const RestoredCheckpoint& r = **chosen;
+  // A task's state is what the checkpoint holds, nothing else: what its
+  // store kept from a run that ended (killed, or before any checkpoint
+  // completed) is thrown away unread.
+  const RestoredCheckpoint* r = *chosen ? &**chosen : nullptr;
   try {
     for (TaskId t : local) {
       const std::string& component = plan.layout->task_component[static_cast<std::size_t>(t.value)];
-      const StateEntries& entries = r.local.at(t.value);
-      if (entries.empty() && !plan.state_backend->holds(t)) continue;
-      auto store = plan.state_backend->open(t, component);
+      plan.state_backend->discard(t, component);
+      if (r == nullptr) continue;
+      const StateEntries& entries = r->local.at(t.value);
+      if (entries.empty()) continue;
       std::vector<StateWrite> writes;
-      for (auto& [key, value] : store->scan_prefix("")) writes.push_back({std::move(key), {}});
+      writes.reserve(entries.size());
       for (const auto& [key, value] : entries) writes.push_back({key, value});
-      store->apply(writes);
+      plan.state_backend->open(t, component)->apply(writes);
     }
   } catch (const std::exception& e) {
-    return api::Status::error("topology '" + plan.name + "' cannot restore checkpoint " +
-                              std::to_string(r.record.id) + ": " + e.what());
+    return api::Status::error(
+        "topology '" + plan.name + "' cannot restore " +
+        (r ? "checkpoint " + std::to_string(r->record.id) : std::string("its empty state")) + ": " +
+        e.what());
   }
-  plan.checkpoint_restored = r.record.id;
+  if (r == nullptr) return api::Status::ok();  // no checkpoint yet: every task starts empty
+  const RestoredCheckpoint& restored = *r;
+  plan.checkpoint_restored = restored.record.id;
   if (env_.logger) {
     env_.logger->info(
         "[topology={}] restored checkpoint {} ({} bytes, {} tasks) from {} for the "
         "{} tasks run here",
-        plan.name, r.record.id, r.record.bytes, r.record.tasks, plan.checkpoint_store->describe(),
-        local.size());
+        plan.name, restored.record.id, restored.record.bytes, restored.record.tasks,
+        plan.checkpoint_store->describe(), local.size());
   }
   return api::Status::ok();
 }

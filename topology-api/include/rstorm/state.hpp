@@ -124,6 +124,12 @@ class StateBackend {
   // (opened already, or on disk): checkpoints snapshot and restore only
   // those, so that tasks that keep no state cost nothing. Default: true.
   virtual bool holds(TaskId task);
+  // Throws `task`'s store away: its next open() starts empty. A restore
+  // replaces a task's state this way, without reading what is there (a
+  // RocksDB store left by a killed process would first replay its log).
+  // Throws StateError naming the task. REQUIRES: nothing uses the store.
+  // Default: removes every key.
+  virtual void discard(TaskId task, std::string_view component);
 };
 
 // One InMemoryStateStore per task. Thread-safe.
@@ -131,6 +137,7 @@ class InMemoryStateBackend final : public StateBackend {
  public:
   std::shared_ptr<StateStore> open(TaskId task, std::string_view component) override;
   bool holds(TaskId task) override;
+  void discard(TaskId task, std::string_view component) override;
 
  private:
   std::mutex mutex_;

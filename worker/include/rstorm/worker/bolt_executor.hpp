@@ -44,6 +44,8 @@ class BoltExecutor final : public Executor {
   // while its sender's barrier is aligned, else executed or aligned.
   void receive(Task& task, Envelope& e);
   void on_barrier(Task& task, std::int64_t id, TaskId from);
+  // Logs, once, the first tuple received after a restore (recovery time).
+  void note_resumed(const Task& task);
   void before_snapshot(TaskId task, std::int64_t id) override;
   // Ends the alignment of `task` and receives what it held, in order.
   void release(Task& task);
@@ -60,6 +62,7 @@ class BoltExecutor final : public Executor {
   std::uint32_t sample_state_ = 0x9E3779B9u;
   bool prepared_ = false;  // every task prepared: cleanup is due
   bool checkpointing_ = false;  // topology.state.checkpointing
+  bool resumed_ = false;        // a tuple was received (note_resumed)
 };
 
 }  // namespace rstorm::worker

@@ -58,6 +58,8 @@ class RocksDbStateBackend final : public StateBackend {
   std::shared_ptr<StateStore> open(TaskId task, std::string_view component) override;
   // Opened, or its folder exists.
   bool holds(TaskId task) override;
+  // Closes the task's database and deletes its folder.
+  void discard(TaskId task, std::string_view component) override;
 
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path task_dir(TaskId task) const;
