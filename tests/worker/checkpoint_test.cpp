@@ -14,7 +14,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 
 #include "rstorm/worker/runtime_metrics.hpp"
 #include "rstorm/worker/state_backends.hpp"
@@ -324,6 +326,91 @@ TEST(Checkpoint, StoppedAndRestartedThreeTimesTheCountsAreExactInRocksDbWithAFol
   }
   EXPECT_GE(folders, 1);
   EXPECT_LE(folders, 3);
+}
+
+// A store that hangs (nimbus answering nothing) holds no task: parts are
+// stored off the tasks' threads, so while the first part's put waits, the
+// task that took it goes on processing. Once the store answers, the
+// checkpoint completes and the counts end exact.
+class HangingStore final : public CheckpointStore {
+ public:
+  api::Status put(std::int64_t checkpoint, TaskId task, std::string_view bytes) override {
+    {
+      std::unique_lock lock(mutex_);
+      if (hang_) {
+        hung_task_ = task;
+        ++hung_;
+        released_.wait(lock, [&] { return !hang_; });
+      }
+    }
+    return inner_.put(checkpoint, task, bytes);
+  }
+  api::Result<std::string> get(const CheckpointRecord& record, TaskId task) override {
+    return inner_.get(record, task);
+  }
+  api::Status complete(const CheckpointRecord& record, int retained) override {
+    return inner_.complete(record, retained);
+  }
+  api::Result<std::vector<CheckpointRecord>> complete_checkpoints() override {
+    return inner_.complete_checkpoints();
+  }
+  std::string describe() const override { return "a hanging store"; }
+
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      hang_ = false;
+    }
+    released_.notify_all();
+  }
+  int hung() {
+    std::lock_guard lock(mutex_);
+    return hung_;
+  }
+  TaskId hung_task() {
+    std::lock_guard lock(mutex_);
+    return hung_task_;
+  }
+
+ private:
+  InMemoryCheckpointStore inner_;
+  std::mutex mutex_;
+  std::condition_variable released_;
+  bool hang_ = true;
+  int hung_ = 0;
+  TaskId hung_task_;
+};
+
+TEST(Checkpoint, AStoreThatHangsDoesNotStopTheTaskWhosePartWaits) {
+  const Topology topology = diamond();
+  auto store = std::make_shared<HangingStore>();
+  auto backend = std::make_shared<InMemoryStateBackend>();
+  auto rt = start(topology, checkpoint_config(), backend, store, 8);
+  ASSERT_NE(rt, nullptr);
+  struct Release {
+    HangingStore& store;
+    ~Release() { store.release(); }  // also when an assertion returns early
+  } release{*store};
+  ASSERT_TRUE(eventually([&] { return store->hung() >= 1; })) << errors_of(*rt);
+  const TaskId task = store->hung_task();
+  const Executor* owner = nullptr;
+  for (const auto& ex : rt->executors()) {
+    const auto& tasks = ex->plan().tasks;
+    if (std::find(tasks.begin(), tasks.end(), task) != tasks.end()) owner = ex.get();
+  }
+  ASSERT_NE(owner, nullptr);
+  auto work = [&] { return owner->stats().emitted.load() + owner->stats().executed.load(); };
+  const std::uint64_t at_hang = work();
+  EXPECT_TRUE(eventually([&] { return work() > at_hang + 100; }))
+      << "task " << task.value << " stopped while its part waited for the store";
+  EXPECT_EQ(store->hung(), 1) << "parts are stored one at a time, off the tasks' threads";
+  store->release();
+  ASSERT_TRUE(eventually([&] { return last_id(*store) >= 1; })) << errors_of(*rt);
+  ASSERT_TRUE(eventually([&] { return rt->spouts_finished() && rt->in_flight() == 0; },
+                         std::chrono::seconds(120)));
+  const auto& count_tasks = rt->plan().layout->component_tasks.at("count");
+  EXPECT_EQ(live_counts(*backend, count_tasks), true_counts([](std::int64_t) { return true; }));
+  rt->stop();
 }
 
 // A full checkpoint store: the parts of one count task for checkpoints 1 to

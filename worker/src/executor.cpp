@@ -3,7 +3,11 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
+
+#include "rstorm/worker/checkpoint_uploader.hpp"
 
 namespace rstorm::worker {
 namespace {
@@ -89,7 +93,9 @@ std::string Executor::fatal_error() const {
 }
 
 void Executor::report_error(TaskId task, std::string_view what) {
-  bump(stats_.errors);
+  // The executor's thread, and the checkpoint uploader's for parts.
+  stats_.errors.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t not_logged = 0;
   {
     RecentError e{task,
                   std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -99,64 +105,73 @@ void Executor::report_error(TaskId task, std::string_view what) {
     std::lock_guard lock(errors_mutex_);
     if (recent_errors_.size() == kMaxRecentErrors) recent_errors_.pop_front();
     recent_errors_.push_back(std::move(e));
+    const std::int64_t now = now_ns();
+    if (now - last_error_log_ns_ < 1'000'000'000 && last_error_log_ns_ != 0) {
+      ++errors_not_logged_;
+      return;
+    }
+    last_error_log_ns_ = now;
+    not_logged = std::exchange(errors_not_logged_, 0);
   }
-  std::int64_t now = now_ns();
-  if (now - last_error_log_ns_ < 1'000'000'000 && last_error_log_ns_ != 0) {
-    ++errors_not_logged_;
-    return;
-  }
-  last_error_log_ns_ = now;
   if (env_.logger) {
     env_.logger->error("[topology={} component={} task={}] {}{}", env_.plan->name,
                        plan_.component->id, task.value, what,
-                       errors_not_logged_ ? " (" + std::to_string(errors_not_logged_) +
-                                                " more errors in the last second not logged)"
-                                          : std::string());
+                       not_logged ? " (" + std::to_string(not_logged) +
+                                        " more errors in the last second not logged)"
+                                  : std::string());
   }
-  errors_not_logged_ = 0;
 }
 
 void Executor::complete_barrier(TaskId task, std::int64_t id) {
   const TopologyPlan& plan = *env_.plan;
   const std::int64_t start = now_ns();
-  std::uint64_t bytes = kCheckpointPartFailed;
-  bool failed = false;
+  // The task stops only to copy its state; the part is stored off its
+  // thread (CheckpointUploader) while it goes on.
+  std::optional<std::string> part;
   try {
     before_snapshot(task, id);
-  } catch (const std::exception& e) {
-    report_error(task, "checkpoint " + std::to_string(id) + ": pre_checkpoint threw: " + e.what());
-    failed = true;
-  }
-  if (!failed) {
     try {
       StateEntries entries;
       if (plan.state_backend->holds(task)) {
         entries = plan.state_backend->open(task, plan_.component->id)->scan_prefix("");
       }
-      const std::string part = encode_task_snapshot(id, task, entries);
-      api::Status stored = plan.checkpoint_store->put(id, task, part);
-      if (stored.is_ok()) {
-        bytes = part.size();
-      } else {
-        report_error(task, "checkpoint " + std::to_string(id) + ": " + stored.message());
-      }
+      part = encode_task_snapshot(id, task, entries);
     } catch (const std::exception& e) {
       report_error(task, "checkpoint " + std::to_string(id) +
                              ": cannot snapshot the state store: " + e.what());
     }
-  }
-  if (bytes == kCheckpointPartFailed) {
-    bump(stats_.checkpoint_part_failures);
-  } else {
-    bump(stats_.checkpoint_parts);
-    bump(stats_.checkpoint_bytes, bytes);
+  } catch (const std::exception& e) {
+    report_error(task, "checkpoint " + std::to_string(id) + ": pre_checkpoint threw: " + e.what());
   }
   bump(stats_.checkpoint_snapshot_ns, static_cast<std::uint64_t>(now_ns() - start));
   for (TaskId d : plan_.component->downstream_tasks) {
     emitter_.send_control(d, MessageKind::kBarrier, static_cast<std::uint64_t>(id), 0, task);
   }
+  if (part && env_.uploader != nullptr) {
+    env_.uploader->submit(CheckpointUploader::Part{this, task, id, std::move(*part)});
+    return;
+  }
+  std::uint64_t bytes = kCheckpointPartFailed;
+  if (part) {
+    bytes = store_part(task, id, *part);
+  } else {
+    stats_.checkpoint_part_failures.fetch_add(1, std::memory_order_relaxed);
+  }
   emitter_.send_control(plan.checkpoint_coordinator, MessageKind::kCheckpointDone,
                         static_cast<std::uint64_t>(id), bytes, task);
+}
+
+std::uint64_t Executor::store_part(TaskId task, std::int64_t checkpoint, std::string_view bytes) {
+  // fetch_add: the executor's thread and the uploader's may both count.
+  api::Status stored = env_.plan->checkpoint_store->put(checkpoint, task, bytes);
+  if (!stored.is_ok()) {
+    report_error(task, "checkpoint " + std::to_string(checkpoint) + ": " + stored.message());
+    stats_.checkpoint_part_failures.fetch_add(1, std::memory_order_relaxed);
+    return kCheckpointPartFailed;
+  }
+  stats_.checkpoint_parts.fetch_add(1, std::memory_order_relaxed);
+  stats_.checkpoint_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
+  return bytes.size();
 }
 
 }  // namespace rstorm::worker

@@ -142,6 +142,8 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
   rt->deliver_scratch_.resize(rt->executors_.size());
   if (rt->plan_->checkpoint.enabled) {
     if (auto s = rt->restore_checkpoint(); !s.is_ok()) return s;
+    rt->uploader_ = std::make_unique<CheckpointUploader>(rt->env_);
+    rt->env_.uploader = rt->uploader_.get();
   }
   if (rt->plan_->settings.fuse_executors) rt->fuse_executors();
   return rt;
@@ -257,6 +259,7 @@ TopologyRuntime::~TopologyRuntime() { stop(); }
 void TopologyRuntime::start() {
   started_ = std::chrono::steady_clock::now();
   running_ = true;
+  if (uploader_) uploader_->start();
   for (auto& ex : executors_) ex->start();
 }
 
@@ -274,6 +277,7 @@ void TopologyRuntime::stop() {
   stopping_.store(true, std::memory_order_relaxed);
   for (auto& ex : executors_) ex->stop();
   for (auto& ex : executors_) ex->join();
+  if (uploader_) uploader_->stop();
 }
 
 std::uint64_t TopologyRuntime::in_flight() const {

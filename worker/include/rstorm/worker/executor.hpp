@@ -29,6 +29,8 @@
 namespace rstorm::worker {
 
 // What the executors of one running topology share. Borrowed; outlives them.
+class CheckpointUploader;
+
 struct ExecutorEnv {
   const TopologyPlan* plan = nullptr;
   std::vector<TupleSink*> sinks;  // index: executor index, then one per remote task
@@ -36,6 +38,9 @@ struct ExecutorEnv {
   std::vector<const ComponentPlan*> sink_components;  // index: sink; whose tasks it takes
   std::shared_ptr<spdlog::logger> logger;
   const std::atomic<bool>* stopping = nullptr;
+  // Checkpoints: stores the tasks' parts off their threads; null: stored on
+  // the task's thread.
+  CheckpointUploader* uploader = nullptr;
 };
 
 // One error a task reported or threw, kept for heartbeats.
@@ -88,6 +93,11 @@ class Executor {
   // component and task; empty while it can. As in Storm, such an executor's
   // worker must end: its task never became ready. Any thread.
   std::string fatal_error() const;
+  // Checkpoints: stores `bytes` as `task`'s part of checkpoint `checkpoint`,
+  // counts it (or its failure, reported naming the task and checkpoint), and
+  // returns what the coordinator is told: its size, or kCheckpointPartFailed.
+  // Any thread (CheckpointUploader's).
+  std::uint64_t store_part(TaskId task, std::int64_t checkpoint, std::string_view bytes);
   // Whether every task of this executor is open or prepared (the loop runs).
   // Any thread.
   bool ready() const { return ready_.load(std::memory_order_acquire); }
@@ -121,6 +131,7 @@ class Executor {
 
   bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
   // Counts an error and logs it with its context, at most once a second.
+  // Any thread.
   void report_error(TaskId task, std::string_view what);
   // Reports the error and marks the executor as unable to run (fatal_error()).
   void report_fatal(TaskId task, std::string_view what);
@@ -152,8 +163,8 @@ class Executor {
  private:
   std::atomic<bool> stop_{false};
   std::atomic<bool> ready_{false};
-  std::int64_t last_error_log_ns_ = 0;
-  std::uint64_t errors_not_logged_ = 0;
+  std::int64_t last_error_log_ns_ = 0;   // GUARDED_BY(errors_mutex_)
+  std::uint64_t errors_not_logged_ = 0;  // GUARDED_BY(errors_mutex_)
   // Errors are rare: a mutex here costs nothing on the tuple path.
   mutable std::mutex errors_mutex_;
   std::deque<RecentError> recent_errors_;  // GUARDED_BY(errors_mutex_)

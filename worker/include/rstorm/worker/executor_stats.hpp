@@ -1,7 +1,8 @@
 // ExecutorStats: plain counters of one executor. Written only by the
-// executor's thread (single writer: load + store, no atomic read-modify-write),
-// read from any thread at any time without locks (relaxed atomics): a metrics
-// layer reads them at scrape time.
+// executor's thread (single writer: load + store, no atomic read-modify-write)
+// except `errors` and the checkpoint part counters, which the checkpoint
+// uploader's thread also counts (fetch_add); read from any thread at any time without locks
+// (relaxed atomics): a metrics layer reads them at scrape time.
 #pragma once
 
 #include <array>

@@ -12,6 +12,8 @@
 // in_flight(), activate()/deactivate() and deliver_remote() from any thread.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -20,12 +22,11 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/logger.h>
-
 #include "rstorm/config.hpp"
 #include "rstorm/local_cluster.hpp"
 #include "rstorm/status.hpp"
 #include "rstorm/topology.hpp"
+#include "rstorm/worker/checkpoint_uploader.hpp"
 #include "rstorm/worker/executor.hpp"
 #include "rstorm/worker/topology_plan.hpp"
 
@@ -143,6 +144,9 @@ class TopologyRuntime {
   std::vector<Batch> deliver_scratch_;  // GUARDED_BY(deliver_mutex_); index: executors_
   std::chrono::steady_clock::time_point started_;
   bool running_ = false;
+  // With checkpoints; after the executors (stopped after them, destroyed
+  // before them).
+  std::unique_ptr<CheckpointUploader> uploader_;
 };
 
 }  // namespace rstorm::worker
