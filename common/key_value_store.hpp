@@ -6,7 +6,9 @@
 // Thread contract: implementations are thread-safe.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -40,6 +42,14 @@ class KeyValueStore {
   virtual Result<std::vector<std::string>> keys_with_prefix(std::string_view prefix) = 0;
   // Applies every write or none.
   virtual Status apply(const std::vector<KeyValueWrite>& writes) = 0;
+  // What scan_prefix("") returns now, read later: called at most once, from
+  // any thread, while the store is open. Default: scans now.
+  using Frozen = std::function<Result<std::vector<std::pair<std::string, std::string>>>()>;
+  virtual Frozen freeze() {
+    auto all =
+        std::make_shared<Result<std::vector<std::pair<std::string, std::string>>>>(scan_prefix(""));
+    return [all] { return std::move(*all); };
+  }
 };
 
 class InMemoryKeyValueStore final : public KeyValueStore {

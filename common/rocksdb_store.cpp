@@ -75,6 +75,24 @@ Result<std::vector<std::pair<std::string, std::string>>> RocksDbStore::scan_pref
   return out;
 }
 
+KeyValueStore::Frozen RocksDbStore::freeze() {
+  rocksdb::DB* db = db_.get();
+  std::shared_ptr<const rocksdb::Snapshot> snapshot(
+      db->GetSnapshot(), [db](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
+  return [this, snapshot]() -> Result<std::vector<std::pair<std::string, std::string>>> {
+    rocksdb::ReadOptions read;
+    read.snapshot = snapshot.get();
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read));
+    std::vector<std::pair<std::string, std::string>> out;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      out.emplace_back(it->key().ToString(), it->value().ToString());
+    }
+    Status s = from_rocksdb(it->status(), "read a snapshot of " + dir_.string());
+    if (!s) return s;
+    return out;
+  };
+}
+
 Result<std::vector<std::string>> RocksDbStore::keys_with_prefix(std::string_view prefix) {
   std::vector<std::string> out;
   Status s = scan(prefix, [&](rocksdb::Iterator& it) { out.push_back(it.key().ToString()); });

@@ -36,6 +36,8 @@ class RocksDbStore final : public KeyValueStore {
       std::string_view prefix) override;
   Result<std::vector<std::string>> keys_with_prefix(std::string_view prefix) override;
   Status apply(const std::vector<KeyValueWrite>& writes) override;
+  // A RocksDB snapshot, taken now (no copy) and read by the function.
+  Frozen freeze() override;
 
  private:
   RocksDbStore(std::unique_ptr<rocksdb::DB> db, std::filesystem::path dir, Options options);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "tests/common/storage_backends.hpp"
 
 namespace rstorm::testing {
@@ -64,6 +66,23 @@ TYPED_TEST(KeyValueStoreContract, ApplyWritesAndDeletesTogether) {
   EXPECT_EQ(kv.get("new1").value(), "1");
   EXPECT_EQ(kv.get("new2").value(), "2");
   EXPECT_EQ(kv.get("old").code(), ErrorCode::kNotFound);
+}
+
+// freeze() is what the store held when it was called, whatever is written
+// before it is read (a checkpoint's snapshot, read on another thread).
+TYPED_TEST(KeyValueStoreContract, FrozenIsTheStoreAsItWasWhenFrozen) {
+  auto& kv = *this->store_;
+  ASSERT_TRUE(kv.put("a", "1"));
+  ASSERT_TRUE(kv.put("b", "2"));
+  auto frozen = kv.freeze();
+  ASSERT_TRUE(kv.put("a", "changed"));
+  ASSERT_TRUE(kv.remove("b"));
+  ASSERT_TRUE(kv.put("c", "3"));
+  std::vector<std::pair<std::string, std::string>> read;
+  std::thread reader([&] { read = frozen().value(); });
+  reader.join();
+  EXPECT_EQ(read, (std::vector<std::pair<std::string, std::string>>{{"a", "1"}, {"b", "2"}}));
+  EXPECT_EQ(kv.get("a").value(), "changed");
 }
 
 TYPED_TEST(KeyValueStoreContract, DataSurvivesReopenWhenDurable) {

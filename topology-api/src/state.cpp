@@ -69,6 +69,11 @@ std::size_t InMemoryStateStore::size() const {
 
 bool StateBackend::holds(TaskId) { return true; }
 
+StateStore::Frozen StateStore::freeze() {
+  auto all = std::make_shared<std::vector<std::pair<std::string, std::string>>>(scan_prefix(""));
+  return [all] { return std::move(*all); };
+}
+
 void StateBackend::discard(TaskId task, std::string_view component) {
   if (!holds(task)) return;
   auto store = open(task, component);

@@ -54,7 +54,7 @@ void CheckpointUploader::run() {
       part = std::move(queue_.front());
       queue_.pop_front();
     }
-    const std::uint64_t bytes = part.owner->store_part(part.task, part.checkpoint, part.bytes);
+    const std::uint64_t bytes = part.owner->store_part(part.task, part.checkpoint, part.state);
     transfer_.append(env_.plan->checkpoint_coordinator)
         .set_control(MessageKind::kCheckpointDone, static_cast<std::uint64_t>(part.checkpoint),
                      bytes, part.task);

@@ -125,17 +125,18 @@ void Executor::report_error(TaskId task, std::string_view what) {
 void Executor::complete_barrier(TaskId task, std::int64_t id) {
   const TopologyPlan& plan = *env_.plan;
   const std::int64_t start = now_ns();
-  // The task stops only to copy its state; the part is stored off its
+  // The task stops only to freeze its state (RocksDB: a snapshot; memory: a
+  // copy); reading it, encoding the part and storing it happen off its
   // thread (CheckpointUploader) while it goes on.
-  std::optional<std::string> part;
+  std::optional<StateStore::Frozen> state;  // empty function: no state kept
   try {
     before_snapshot(task, id);
     try {
-      StateEntries entries;
+      StateStore::Frozen frozen;
       if (plan.state_backend->holds(task)) {
-        entries = plan.state_backend->open(task, plan_.component->id)->scan_prefix("");
+        frozen = plan.state_backend->open(task, plan_.component->id)->freeze();
       }
-      part = encode_task_snapshot(id, task, entries);
+      state = std::move(frozen);
     } catch (const std::exception& e) {
       report_error(task, "checkpoint " + std::to_string(id) +
                              ": cannot snapshot the state store: " + e.what());
@@ -147,13 +148,13 @@ void Executor::complete_barrier(TaskId task, std::int64_t id) {
   for (TaskId d : plan_.component->downstream_tasks) {
     emitter_.send_control(d, MessageKind::kBarrier, static_cast<std::uint64_t>(id), 0, task);
   }
-  if (part && env_.uploader != nullptr) {
-    env_.uploader->submit(CheckpointUploader::Part{this, task, id, std::move(*part)});
+  if (state && env_.uploader != nullptr) {
+    env_.uploader->submit(CheckpointUploader::Part{this, task, id, std::move(*state)});
     return;
   }
   std::uint64_t bytes = kCheckpointPartFailed;
-  if (part) {
-    bytes = store_part(task, id, *part);
+  if (state) {
+    bytes = store_part(task, id, *state);
   } else {
     stats_.checkpoint_part_failures.fetch_add(1, std::memory_order_relaxed);
   }
@@ -161,17 +162,25 @@ void Executor::complete_barrier(TaskId task, std::int64_t id) {
                         static_cast<std::uint64_t>(id), bytes, task);
 }
 
-std::uint64_t Executor::store_part(TaskId task, std::int64_t checkpoint, std::string_view bytes) {
+std::uint64_t Executor::store_part(TaskId task, std::int64_t checkpoint,
+                                   const StateStore::Frozen& state) {
   // fetch_add: the executor's thread and the uploader's may both count.
-  api::Status stored = env_.plan->checkpoint_store->put(checkpoint, task, bytes);
-  if (!stored.is_ok()) {
-    report_error(task, "checkpoint " + std::to_string(checkpoint) + ": " + stored.message());
+  auto failed = [&](const std::string& why) {
+    report_error(task, "checkpoint " + std::to_string(checkpoint) + ": " + why);
     stats_.checkpoint_part_failures.fetch_add(1, std::memory_order_relaxed);
     return kCheckpointPartFailed;
+  };
+  std::string part;
+  try {
+    part = encode_task_snapshot(checkpoint, task, state ? state() : StateEntries());
+  } catch (const std::exception& e) {
+    return failed(std::string("cannot snapshot the state store: ") + e.what());
   }
+  api::Status stored = env_.plan->checkpoint_store->put(checkpoint, task, part);
+  if (!stored.is_ok()) return failed(stored.message());
   stats_.checkpoint_parts.fetch_add(1, std::memory_order_relaxed);
-  stats_.checkpoint_bytes.fetch_add(bytes.size(), std::memory_order_relaxed);
-  return bytes.size();
+  stats_.checkpoint_bytes.fetch_add(part.size(), std::memory_order_relaxed);
+  return part.size();
 }
 
 }  // namespace rstorm::worker

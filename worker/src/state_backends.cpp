@@ -60,6 +60,15 @@ std::vector<std::pair<std::string, std::string>> KeyValueStateStore::scan_prefix
   return std::move(entries).value();
 }
 
+StateStore::Frozen KeyValueStateStore::freeze() {
+  KeyValueStore::Frozen frozen = store_->freeze();
+  return [this, frozen = std::move(frozen)] {
+    auto entries = frozen();
+    check(entries.status());
+    return std::move(entries).value();
+  };
+}
+
 void KeyValueStateStore::apply(const std::vector<StateWrite>& writes) {
   std::vector<KeyValueWrite> kv;
   kv.reserve(writes.size());

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,6 +90,13 @@ class StateStore {
   virtual std::vector<std::pair<std::string, std::string>> scan_prefix(std::string_view prefix) = 0;
   // Applies every write, in order, or none of them.
   virtual void apply(const std::vector<StateWrite>& writes) = 0;
+  // Every (key, value) as they are now, read later: the function is called
+  // at most once, from any thread, while the store is open, and throws
+  // StateError when it cannot read. Checkpoints take a task's state this way
+  // so that the task does not wait for the copy (RocksDB: a snapshot, read
+  // by the checkpoint uploader). Default: scan_prefix("") now.
+  using Frozen = std::function<std::vector<std::pair<std::string, std::string>>()>;
+  virtual Frozen freeze();
 };
 
 // A StateStore in a std::map: local mode and tests. Lost with the object.

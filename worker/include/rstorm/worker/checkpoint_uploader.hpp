@@ -1,7 +1,8 @@
-// CheckpointUploader: stores the tasks' checkpoint parts on a thread of its
-// own (one per runtime), so that a task stops only to copy its state
-// (Executor::complete_barrier) and goes on processing while its part travels
-// to the checkpoint store (nimbus, a folder). Once a part is stored, or could
+// CheckpointUploader: reads, encodes and stores the tasks' checkpoint parts
+// on a thread of its own (one per runtime), so that a task stops only to
+// freeze its state (Executor::complete_barrier; a RocksDB snapshot) and goes
+// on processing while its part is read and travels to the checkpoint store
+// (nimbus, a folder). Once a part is stored, or could
 // not be, its executor counts it (and reports a failure naming the task and
 // the checkpoint: Executor::store_part), and the uploader tells the
 // checkpoint coordinator, as the task would have. Parts are stored in the
@@ -21,6 +22,7 @@
 #include <thread>
 
 #include "rstorm/ids.hpp"
+#include "rstorm/state.hpp"
 #include "rstorm/worker/executor_stats.hpp"
 #include "rstorm/worker/transfer.hpp"
 
@@ -35,7 +37,7 @@ class CheckpointUploader {
     Executor* owner = nullptr;  // counts it and reports a failure
     TaskId task;
     std::int64_t checkpoint = 0;
-    std::string bytes;  // encode_task_snapshot's
+    StateStore::Frozen state;  // the task's state at the barrier; empty: none
   };
 
   // `env` (its sinks complete) must outlive the uploader.

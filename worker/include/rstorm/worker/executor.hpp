@@ -93,11 +93,12 @@ class Executor {
   // component and task; empty while it can. As in Storm, such an executor's
   // worker must end: its task never became ready. Any thread.
   std::string fatal_error() const;
-  // Checkpoints: stores `bytes` as `task`'s part of checkpoint `checkpoint`,
-  // counts it (or its failure, reported naming the task and checkpoint), and
-  // returns what the coordinator is told: its size, or kCheckpointPartFailed.
-  // Any thread (CheckpointUploader's).
-  std::uint64_t store_part(TaskId task, std::int64_t checkpoint, std::string_view bytes);
+  // Checkpoints: reads `state` (frozen at the barrier; empty: no state),
+  // stores it as `task`'s part of checkpoint `checkpoint`, counts it (or its
+  // failure, reported naming the task and checkpoint), and returns what the
+  // coordinator is told: the part's size, or kCheckpointPartFailed. Any
+  // thread (CheckpointUploader's).
+  std::uint64_t store_part(TaskId task, std::int64_t checkpoint, const StateStore::Frozen& state);
   // Whether every task of this executor is open or prepared (the loop runs).
   // Any thread.
   bool ready() const { return ready_.load(std::memory_order_acquire); }

@@ -36,6 +36,7 @@ class KeyValueStateStore final : public StateStore {
   void remove(std::string_view key) override;
   std::vector<std::pair<std::string, std::string>> scan_prefix(std::string_view prefix) override;
   void apply(const std::vector<StateWrite>& writes) override;
+  Frozen freeze() override;
 
  private:
   void check(const Status& status) const;
