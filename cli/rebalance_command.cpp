@@ -1,10 +1,14 @@
-// `rstorm rebalance N [-n workers] [-e component=executors]... [-w secs]`:
+// `rstorm rebalance N [-n workers] [-e component=executors]... [-w secs]
+// [-r '{"component": {"resource": amount}}']`:
 // as Storm, nimbus deactivates the spouts for the wait (default: the
 // topology's message timeout), then changes the executors: workers whose
 // executors stay the same keep running, the others restart with the new ones.
 // -n (a new worker count) places every executor afresh; it applies to the
 // round-robin scheduler only and is refused, with the reason, otherwise.
+// -r (Storm's resource overrides) sets the resources per executor of
+// components, which are then placed afresh where the new amounts fit.
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "client_flags.hpp"
 #include "command.hpp"
@@ -17,6 +21,7 @@ struct RebalanceArgs {
   std::optional<int> workers;
   std::vector<std::string> executors;
   std::optional<int> wait_secs;
+  std::string resources;
   rstorm::nimbus::ClientFlags flags;
 };
 
@@ -39,6 +44,38 @@ int run_rebalance(const RebalanceArgs& args) {
     executors[e.substr(0, eq)] = count;
   }
   if (!executors.empty()) options.__set_num_executors(executors);
+  if (!args.resources.empty()) {
+    std::map<std::string, std::map<std::string, double>> overrides;
+    std::string problem;
+    try {
+      const auto json = nlohmann::json::parse(args.resources);
+      if (!json.is_object()) problem = "expected a JSON object";
+      for (const auto& [component, resources] : json.items()) {
+        if (!problem.empty()) break;
+        if (!resources.is_object()) {
+          problem = "component '" + component + "': expected an object of resource: amount";
+          break;
+        }
+        for (const auto& [name, amount] : resources.items()) {
+          if (!amount.is_number()) {
+            problem = "component '" + component + "': " + name + " is " + amount.dump() +
+                      ", not a number";
+            break;
+          }
+          overrides[component][name] = amount.get<double>();
+        }
+      }
+    } catch (const nlohmann::json::parse_error& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) {
+      std::cerr << "rstorm rebalance: -r " << args.resources << ": " << problem
+                << " (example: -r '{\"count\": {\"cpu.pcore.percent\": 50, "
+                   "\"onheap.memory.mb\": 256}}')\n";
+      return kCliUsage;
+    }
+    options.__set_resource_overrides(overrides);
+  }
   auto client = connect_for_cli(args.flags);
   if (!client) return report_error("rebalance", client.status(), true);
   if (auto s = (*client)->rebalance(args.name, options); !s) return report_error("rebalance", s);
@@ -56,6 +93,10 @@ RSTORM_CLI_COMMAND("rebalance", [](CLI::App& app, int& exit_code) {
   sub->add_option("name", args->name, "topology name or id")->required();
   sub->add_option("-n", args->workers, "number of workers (round-robin)");
   sub->add_option("-e", args->executors, "component=executors (repeatable)");
+  sub->add_option("-r", args->resources,
+                  "new resources per executor, as JSON: '{\"component\": {\"onheap.memory.mb\": "
+                  "256, \"offheap.memory.mb\": 0, \"cpu.pcore.percent\": 50}}'; the components' "
+                  "executors are placed afresh");
   sub->add_option("--wait,-w", args->wait_secs,
                   "seconds the spouts stay deactivated before the change (default: the "
                   "topology's topology.message.timeout.secs)");

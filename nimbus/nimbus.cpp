@@ -483,6 +483,12 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
       }
     }
   }
+  if (options.__isset.resource_overrides) {
+    thrift::TopologyStructure changed = loaded->structure;
+    if (Status s = apply_resource_overrides(changed, options.resource_overrides); !s) {
+      return Status(ErrorCode::kInvalidArgument, "rebalance -r: " + s.message());
+    }
+  }
   // As Storm: the spouts are deactivated for the wait, by default the
   // topology's message timeout, so that trees in flight can complete.
   int wait = 30;

@@ -292,6 +292,9 @@ class Nimbus {
   std::set<std::string> heartbeating_supervisors_;                  // guarded by mutex_
   std::map<std::string, std::int64_t> kill_deadlines_;              // guarded by mutex_
   std::map<std::string, PendingRebalance> rebalances_;              // guarded by mutex_
+  // Components of a topology whose executors the next round places afresh
+  // (their resources changed by a rebalance).
+  std::map<std::string, std::set<std::string>> replaced_components_;  // guarded by mutex_
   std::set<std::string> fresh_placement_;  // topologies to place afresh; guarded by mutex_
   std::map<std::string, int> last_moved_;  // executors the latest assignment moved; guarded by mutex_
   std::set<std::string> checkpoints_watched_;  // topology ids; guarded by mutex_

@@ -236,6 +236,11 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const PendingRebal
       c.parallelism = it->second;
     }
   }
+  if (options.__isset.resource_overrides) {
+    if (Status s = apply_resource_overrides(stored.structure, options.resource_overrides); !s) {
+      return s;
+    }
+  }
   if (options.__isset.num_workers) {
     stored.config["topology.workers"].value_yaml = std::to_string(options.num_workers);
     stored.config["topology.workers"].origin = "rebalance";
@@ -254,6 +259,14 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const PendingRebal
     // the rebalance leaves as they were stay where they run (their workers
     // keep running) and only the resized components' executors are placed.
     if (options.__isset.num_workers) fresh_placement_.insert(record.id);
+    // Executors whose resources changed are placed afresh: where they ran
+    // may no longer hold them, and a place that does is what was asked for.
+    if (options.__isset.resource_overrides) {
+      auto& replaced = replaced_components_[record.id];
+      for (const auto& [component, resources] : options.resource_overrides) {
+        replaced.insert(component);
+      }
+    }
   }
   return write_record(record);
 }
@@ -343,9 +356,14 @@ void Nimbus::leader_round() {
     scheduler::TopologyRequest request = loaded->request;
     request.current.assign(request.executors.size(), std::nullopt);
     bool fresh = false;
+    std::set<std::string> replaced;
     {
       std::lock_guard lock(mutex_);
       fresh = fresh_placement_.erase(record.id) > 0;
+      if (auto it = replaced_components_.find(record.id); it != replaced_components_.end()) {
+        replaced = std::move(it->second);
+        replaced_components_.erase(it);
+      }
     }
     if (assignment && fresh) {
       for (const auto& e : assignment->executors) {
@@ -360,6 +378,7 @@ void Nimbus::leader_round() {
         if (it == where.end()) continue;
         SlotKey slot{record.id, it->second.node_id, it->second.port};
         assigned_slots.insert(slot);
+        if (replaced.count(e.component)) continue;
         if (worker_dead(slot, t)) {
           logger_.warn("worker {}:{} of {} stopped heartbeating: moving its executors", slot.node,
                        slot.port, record.id);

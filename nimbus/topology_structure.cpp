@@ -1,5 +1,7 @@
 #include "nimbus/topology_structure.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -173,6 +175,42 @@ Result<scheduler::TopologyRequest> request_from_structure(
   auto applied = scheduler::apply_topology_config(std::move(request), config);
   if (!applied) return Status(ErrorCode::kInvalidArgument, applied.error().message);
   return std::move(applied).value();
+}
+
+Status apply_resource_overrides(
+    thrift::TopologyStructure& structure,
+    const std::map<std::string, std::map<std::string, double>>& overrides) {
+  thrift::TopologyStructure changed = structure;
+  for (const auto& [component, resources] : overrides) {
+    auto c = std::find_if(changed.components.begin(), changed.components.end(),
+                          [&](const thrift::ComponentDef& d) { return d.id == component; });
+    if (c == changed.components.end()) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "topology '" + structure.name + "' has no component '" + component + "'");
+    }
+    for (const auto& [name, amount] : resources) {
+      if (!std::isfinite(amount) || amount < 0) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "component '" + component + "': " + name + " " + std::to_string(amount) +
+                          " (an amount per executor must be 0 or more)");
+      }
+      if (name == "onheap.memory.mb" || name == "topology.component.resources.onheap.memory.mb") {
+        c->resources.onheap_mb = amount;
+      } else if (name == "offheap.memory.mb" ||
+                 name == "topology.component.resources.offheap.memory.mb") {
+        c->resources.offheap_mb = amount;
+      } else if (name == "cpu.pcore.percent" || name == "topology.component.cpu.pcore.percent") {
+        c->resources.cpu_pcore_percent = amount;
+      } else if (name.empty()) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "component '" + component + "': a resource has an empty name");
+      } else {
+        c->resources.generic[name] = amount;
+      }
+    }
+  }
+  structure = std::move(changed);
+  return Status::ok();
 }
 
 int executor_count(const thrift::TopologyStructure& structure) {

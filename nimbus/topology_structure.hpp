@@ -6,6 +6,7 @@
 // not trust its input). Free functions, thread-safe.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "common/status.hpp"
@@ -31,6 +32,17 @@ Status validate_structure(const thrift::TopologyStructure& structure);
 Result<scheduler::TopologyRequest> request_from_structure(
     const std::string& topology_id, const thrift::TopologyStructure& structure,
     const Config& config);
+
+// Storm's `rebalance -r`: sets the resources per executor of the named
+// components. A resource is onheap.memory.mb, offheap.memory.mb or
+// cpu.pcore.percent (also under Storm's topology.component.resources.* /
+// topology.component.cpu.pcore.percent names); any other name is a generic
+// resource (e.g. gpu.count). kInvalidArgument naming the component and
+// resource for an unknown component or an amount that is negative or not
+// finite; `structure` is then unchanged.
+Status apply_resource_overrides(
+    thrift::TopologyStructure& structure,
+    const std::map<std::string, std::map<std::string, double>>& overrides);
 
 // Total executors and tasks of a structure.
 int executor_count(const thrift::TopologyStructure& structure);

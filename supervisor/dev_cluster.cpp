@@ -594,6 +594,29 @@ Status DevCluster::stop_supervisor(int index) {
   return Status::ok();
 }
 
+Status DevCluster::kill_supervisor(int index) {
+  auto& p = supervisors_.at(static_cast<std::size_t>(index));
+  if (!process_alive(p.process)) return Status(ErrorCode::kNotFound, p.name + " is not running");
+  ::kill(p.process.pid, SIGKILL);
+  terminate_processes({p.process}, std::chrono::seconds(5));
+  // Its workers go with the machine: every one whose heartbeat names a live pid.
+  std::vector<ProcessId> workers;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(supervisor_dir(index) / "workers", ec)) {
+    auto text = worker_process::read_whole_file(entry.path() / "heartbeat");
+    if (!text) continue;
+    auto beat = worker_process::heartbeat_from_json(*text);
+    if (!beat || beat->pid <= 0) continue;
+    const ProcessId worker{static_cast<pid_t>(beat->pid), 0};
+    if (!process_alive(worker)) continue;
+    ::kill(worker.pid, SIGKILL);
+    workers.push_back(worker);
+  }
+  terminate_processes(workers, std::chrono::seconds(5));
+  return Status::ok();
+}
+
 Status DevCluster::start_supervisor(int index) {
   return launch(supervisors_.at(static_cast<std::size_t>(index)));
 }

@@ -138,6 +138,8 @@ class DevCluster {
 
   // SIGTERM and wait (the supervisor stops its workers). 
   Status stop_supervisor(int index);
+  // SIGKILL a supervisor and every worker it runs (a machine lost).
+  Status kill_supervisor(int index);
   // Starts a stopped supervisor again (same id, local dir and slots).
   Status start_supervisor(int index);
   // SIGKILL a nimbus (a crash).

@@ -354,6 +354,11 @@ struct RebalanceOptions {
   1: optional i32 wait_secs,
   2: optional i32 num_workers,
   3: optional map<string, i32> num_executors,  // component -> executors
+  // component -> resource -> new amount per executor, as Storm's
+  // `rebalance -r`: onheap.memory.mb, offheap.memory.mb, cpu.pcore.percent
+  // (or their topology.component.* names), any other name a generic
+  // resource. The component's executors are placed afresh.
+  4: optional map<string, map<string, double>> resource_overrides,
 }
 
 struct BlobSummary {

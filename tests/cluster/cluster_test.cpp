@@ -44,12 +44,28 @@ namespace sv = supervisor;
 namespace wp = worker_process;
 using namespace std::chrono_literals;
 
+// What the stateful word count test does in its second round, instead of
+// killing a worker.
+enum class SecondRound {
+  kKillWorker,
+  // The leading nimbus is killed; the standby leads (and then a worker is killed).
+  kNimbusFailover,
+  // `rebalance -e count=1`: the counter's two tasks into one executor.
+  kMergeCounter,
+  // `rebalance -e count=1 -r` with a CPU amount that only the supervisor
+  // the counter is not on can hold: its tasks move to that supervisor.
+  kMoveCounterToAnotherSupervisor,
+  // The counter's supervisor is killed with its workers (a machine lost):
+  // nimbus moves its executors to the other supervisor.
+  kLoseCountersSupervisor,
+};
+
 class ClusterTest : public ::testing::Test {
  protected:
-  void stateful_word_count_through_kill9(bool folder, bool failover = false,
-                                         bool rebalance = false);
-  void start_cluster(int nimbuses = 1) {
-    auto started = start_test_cluster(/*slots=*/2, nimbuses, "cluster-test");
+  void stateful_word_count_through_kill9(bool folder,
+                                         SecondRound second = SecondRound::kKillWorker);
+  void start_cluster(int nimbuses = 1, int slots = 2) {
+    auto started = start_test_cluster(slots, nimbuses, "cluster-test");
     ASSERT_TRUE(started) << started.status().to_string();
     zk_ = std::move(started.value().zk);
     cluster_ = std::move(started.value().cluster);
@@ -151,6 +167,35 @@ class ClusterTest : public ::testing::Test {
       if (running != executors) return false;
     }
     return true;
+  }
+
+  // kill -9 of a worker of the current assignment: the `k`th slot (modulo
+  // their number), so that successive calls hit different workers.
+  void kill_worker(const std::string& topology_id, int k) {
+    const std::optional<thrift::Assignment> now = assignment();
+    ASSERT_TRUE(now);
+    const auto slots = executors_by_slot(*now);
+    const auto& [node, port] =
+        std::next(slots.begin(), static_cast<std::ptrdiff_t>(k % static_cast<int>(slots.size())))
+            ->first;
+    std::optional<wp::WorkerHeartbeatFile> beat;
+    ASSERT_TRUE(eventually([&] {
+      beat = heartbeat(node, topology_id, port);
+      return beat && alive(static_cast<pid_t>(beat->pid));
+    })) << "worker "
+        << node << ":" << port << " does not run";
+    ASSERT_EQ(::kill(static_cast<pid_t>(beat->pid), SIGKILL), 0);
+  }
+
+  static std::map<std::pair<std::string, int>, std::set<std::tuple<std::string, int, int>>>
+  executors_by_slot(const thrift::Assignment& a) {
+    std::map<std::pair<std::string, int>, std::set<std::tuple<std::string, int, int>>> out;
+    for (const auto& e : a.executors) {
+      if (e.executor.component == "__acker") continue;
+      out[{e.slot.node_id, e.slot.port}].insert(
+          {e.executor.component, e.executor.task_start, e.executor.task_end});
+    }
+    return out;
   }
 
   std::vector<pid_t> worker_pids_on_disk() const {
@@ -416,18 +461,6 @@ TEST_F(ClusterTest, WorkerThatCannotRunIsReportedBySubmitWaitDescribeAndList) {
   ASSERT_EQ(cli({"kill", "broken", "--wait", "0"}).exit_code, 0);
 }
 
-// The executors of `a` by slot, ackers left out: (component, first, last task).
-std::map<std::pair<std::string, int>, std::set<std::tuple<std::string, int, int>>> executors_by_slot(
-    const thrift::Assignment& a) {
-  std::map<std::pair<std::string, int>, std::set<std::tuple<std::string, int, int>>> out;
-  for (const auto& e : a.executors) {
-    if (e.executor.component == "__acker") continue;
-    out[{e.slot.node_id, e.slot.port}].insert(
-        {e.executor.component, e.executor.task_start, e.executor.task_end});
-  }
-  return out;
-}
-
 TEST_F(ClusterTest, RebalanceChangesAComponentsExecutorsLiveAndLeavesOtherWorkersRunning) {
   start_cluster();
   submit_word_count();
@@ -441,6 +474,18 @@ TEST_F(ClusterTest, RebalanceChangesAComponentsExecutorsLiveAndLeavesOtherWorker
   auto n = cli({"rebalance", "wc", "-n", "3"});
   EXPECT_NE(n.exit_code, 0) << n.output;
   EXPECT_NE(n.output.find("resource-aware scheduler"), std::string::npos) << n.output;
+  // Resource overrides that cannot be read, or name no component, change nothing.
+  auto bad_json = cli({"rebalance", "wc", "-r", "{\"split\": 5"});
+  EXPECT_EQ(bad_json.exit_code, 2) << bad_json.output;
+  EXPECT_NE(bad_json.output.find("-r {\"split\": 5: "), std::string::npos) << bad_json.output;
+  auto not_a_number = cli({"rebalance", "wc", "-r", "{\"split\": {\"cpu.pcore.percent\": \"x\"}}"});
+  EXPECT_EQ(not_a_number.exit_code, 2) << not_a_number.output;
+  EXPECT_NE(not_a_number.output.find("component 'split': cpu.pcore.percent is \"x\", not a number"),
+            std::string::npos)
+      << not_a_number.output;
+  auto unknown = cli({"rebalance", "wc", "-r", "{\"splat\": {\"cpu.pcore.percent\": 20}}"});
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
+  EXPECT_NE(unknown.output.find("has no component 'splat'"), std::string::npos) << unknown.output;
 
   for (int split : {1, 2}) {
     auto r = cli({"rebalance", "wc", "-e", "split=" + std::to_string(split), "-w", "0"});
@@ -683,11 +728,9 @@ TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
   EXPECT_EQ(after->executors, a->executors);  // nothing moved
 }
 
-// The states named `state` in every part of checkpoint `record` (tasks 1 ..
-// record.tasks: the user components' tasks), merged: keys as strings, values
-// as int64.
-// The keyed state `state` of every task in `record`'s checkpoint, values of a
-// key held by several tasks summed (K, V: its codecs' types).
+// The keyed state `state` of every task in `record`'s checkpoint (tasks 1 ..
+// record.tasks: the user components' tasks), values of a key held by several
+// tasks summed (K, V: its codecs' types).
 template <typename K = std::string, typename V = std::int64_t>
 std::map<K, V> checkpoint_state(worker::CheckpointStore& store,
                                 const worker::CheckpointRecord& record, const std::string& state) {
@@ -706,6 +749,38 @@ std::map<K, V> checkpoint_state(worker::CheckpointStore& store,
   return out;
 }
 
+// The newest complete checkpoint; nullopt when none is or it cannot be read.
+std::optional<worker::CheckpointRecord> last_complete(worker::SharedCheckpointStore& store) {
+  auto l = store.last_complete();
+  return l.ok() ? *l : std::nullopt;
+}
+
+// Where the examples' spouts stand in `record`: the next input they emit
+// (their keyed state "position", key "next").
+std::int64_t spout_position(worker::CheckpointStore& store,
+                            const worker::CheckpointRecord& record) {
+  auto p = checkpoint_state(store, record, "position");
+  return p.count("next") ? p["next"] : std::int64_t{0};
+}
+
+// The topology's recovery epoch reaches `epoch` (its workers restarted on a
+// checkpoint that many times).
+bool epoch_reaches(worker::SharedCheckpointStore& store, std::int64_t epoch) {
+  return eventually([&] {
+    auto e = store.read_epoch();
+    return e.ok() && *e >= epoch;
+  });
+}
+
+// The nodes that run executors of `component`.
+std::set<std::string> nodes_of(const thrift::Assignment& a, const std::string& component) {
+  std::set<std::string> out;
+  for (const auto& e : a.executors) {
+    if (e.executor.component == component) out.insert(e.slot.node_id);
+  }
+  return out;
+}
+
 // Exactly once across kill -9: the stateful word count over a finite input,
 // checkpoints every 200 ms, in three workers on two supervisors. A worker is
 // killed three times (each time after a new checkpoint completed); every
@@ -714,12 +789,13 @@ std::map<K, V> checkpoint_state(worker::CheckpointStore& store,
 // the true counts: none lost with a killed worker, none counted twice by the
 // replay. `folder`: the checkpoints are kept in a folder, else by nimbus
 // (the default: parts in its blob store, records and epoch in ZooKeeper).
-// `failover`: two nimbuses, and the leader is killed before the second
-// round: the standby, which copied the parts, leads from then on.
-// `rebalance`: the second round rebalances the counter (its two tasks into
-// one executor, in other workers) instead of killing a worker.
-void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover, bool rebalance) {
-  start_cluster(failover ? 2 : 1);
+// `second`: what the second round does instead (see SecondRound): the
+// counter's state is then restored by tasks in other executors, workers or
+// supervisors.
+void ClusterTest::stateful_word_count_through_kill9(bool folder, SecondRound second) {
+  const bool failover = second == SecondRound::kNimbusFailover;
+  // A lost supervisor's three workers must fit into the other's slots.
+  start_cluster(failover ? 2 : 1, second == SecondRound::kLoseCountersSupervisor ? 4 : 2);
   // A failover takes longer: more input, so that it does not run out first.
   const std::int64_t kSentences = failover ? 300000 : 150000;
   const auto dir = cluster_->work_dir() / "test-checkpoints";
@@ -735,8 +811,7 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover, 
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::optional<thrift::Assignment> a = running_assignment();
   ASSERT_TRUE(a);
-  const auto slots = executors_by_slot(*a);
-  ASSERT_GE(slots.size(), 3u);
+  ASSERT_GE(executors_by_slot(*a).size(), 3u);
   std::shared_ptr<worker::SharedCheckpointStore> shared;
   if (folder) {
     shared = std::make_shared<worker::FolderCheckpointStore>(dir / a->topology_id);
@@ -749,25 +824,22 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover, 
         std::shared_ptr<nimbus::NimbusClient>(std::move(client).value()), a->topology_id);
   }
   worker::SharedCheckpointStore& store = *shared;
-  auto last = [&]() -> std::optional<worker::CheckpointRecord> {
-    auto l = store.last_complete();
-    return l.ok() ? *l : std::nullopt;
-  };
-  auto position = [&](const worker::CheckpointRecord& record) {
-    auto p = checkpoint_state(store, record, "position");
-    return p.count("next") ? p["next"] : std::int64_t{0};
-  };
+  // Where the counter runs after the second round, when it moved.
+  std::string counter_node;
   std::int64_t seen = 0;
   for (int round = 1; round <= 3; ++round) {
     std::optional<worker::CheckpointRecord> done;
     ASSERT_TRUE(eventually([&] {
-      done = last();
+      done = last_complete(store);
       return done && done->id > seen;
     })) << "no checkpoint completed in round "
         << round;
     seen = done->id;
-    ASSERT_LT(position(*done), kSentences) << "the input ran out before round " << round;
-    if (failover && round == 2) {
+    ASSERT_LT(spout_position(store, *done), kSentences)
+        << "the input ran out before round " << round;
+    const std::optional<thrift::Assignment> before = assignment();
+    ASSERT_TRUE(before);
+    if (round == 2 && second == SecondRound::kNimbusFailover) {
       ASSERT_TRUE(cluster_->kill_nimbus(0));
       ASSERT_TRUE(eventually([&] {
         auto r = cli({"list", "--json"}, 1);
@@ -792,16 +864,40 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover, 
                          << " the old leader recorded";
       // Checkpoints go on under the new leader before the worker is killed.
       ASSERT_TRUE(eventually([&] {
-        done = last();
+        done = last_complete(store);
         return done && done->id > seen + 1;
       })) << "no checkpoint completed after the failover";
       seen = done->id;
     }
-    if (rebalance && round == 2) {
-      // The counter's two tasks go into one executor: its workers change.
-      const std::optional<thrift::Assignment> before = assignment();
-      ASSERT_TRUE(before);
-      auto r = cli({"rebalance", "swc", "-e", "count=1", "-w", "0"});
+    if (round == 2 && (second == SecondRound::kMergeCounter ||
+                       second == SecondRound::kMoveCounterToAnotherSupervisor)) {
+      std::vector<std::string> args = {"rebalance", "swc", "-e", "count=1", "-w", "0"};
+      if (second == SecondRound::kMoveCounterToAnotherSupervisor) {
+        // The CPU each supervisor's other executors take (of the 400 points
+        // of kFastConfig): the merged counter asks for what the less busy
+        // one has left, which the other cannot hold.
+        std::map<std::string, double> taken = {{cluster_->supervisor_id(0), 0},
+                                               {cluster_->supervisor_id(1), 0}};
+        for (const auto& e : before->executors) {
+          if (e.executor.component != "count")
+            taken[e.slot.node_id] += e.resources.cpu_pcore_percent;
+        }
+        const auto target = std::min_element(taken.begin(), taken.end(), [](auto& x, auto& y) {
+                              return x.second < y.second;
+                            })->first;
+        const auto busier = std::max_element(taken.begin(), taken.end(), [](auto& x, auto& y) {
+                              return x.second < y.second;
+                            })->second;
+        ASSERT_LT(taken[target], busier) << "both supervisors are as busy";
+        ASSERT_NE(nodes_of(*before, "count"), std::set<std::string>{target})
+            << "the counter already runs only on " << target;
+        counter_node = target;
+        // Less than all that is free: an acker of the counter's new worker may join it.
+        const double cpu = 400 - (taken[target] + busier) / 2;
+        args.insert(args.end(), {"-r", "{\"count\": {\"cpu.pcore.percent\": " +
+                                           std::to_string(static_cast<int>(cpu)) + "}}"});
+      }
+      auto r = cli(args);
       ASSERT_EQ(r.exit_code, 0) << r.output;
       ASSERT_TRUE(eventually([&] {
         auto after = assignment();
@@ -810,36 +906,38 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover, 
         for (const auto& e : after->executors) counters += e.executor.component == "count";
         return counters == 1 && every_assigned_worker_runs(*after);
       })) << "the rebalance did not take effect";
-    } else {
-      // A worker of the current assignment, another one each round.
-      const std::optional<thrift::Assignment> now = assignment();
-      ASSERT_TRUE(now);
-      const auto slots_now = executors_by_slot(*now);
-      const auto& [node, port] =
-          std::next(slots_now.begin(), static_cast<std::ptrdiff_t>((round - 1) % slots_now.size()))
-              ->first;
-      std::optional<wp::WorkerHeartbeatFile> beat;
+      if (!counter_node.empty()) {
+        EXPECT_EQ(nodes_of(*assignment(), "count"), std::set<std::string>{counter_node})
+            << "the counter did not move to the supervisor that can hold it";
+      }
+    } else if (round == 2 && second == SecondRound::kLoseCountersSupervisor) {
+      const std::string lost = *nodes_of(*before, "count").begin();
+      counter_node = cluster_->supervisor_id(supervisor_index(lost) == 0 ? 1 : 0);
+      ASSERT_TRUE(cluster_->kill_supervisor(supervisor_index(lost)));
       ASSERT_TRUE(eventually([&] {
-        beat = heartbeat(node, a->topology_id, port);
-        return beat && alive(static_cast<pid_t>(beat->pid));
-      }));
-      ASSERT_EQ(::kill(static_cast<pid_t>(beat->pid), SIGKILL), 0);
+        auto after = assignment();
+        return after && after->version > before->version &&
+               nodes_of(*after, "count") == std::set<std::string>{counter_node} &&
+               every_assigned_worker_runs(*after);
+      })) << "the counter did not move off the lost "
+          << lost;
+    } else {
+      kill_worker(a->topology_id, round - 1);
+      if (HasFatalFailure()) return;
     }
-    ASSERT_TRUE(eventually([&] {
-      auto epoch = store.read_epoch();
-      return epoch.ok() && *epoch >= round;
-    })) << "the restarted worker did not move the recovery epoch on";
+    ASSERT_TRUE(epoch_reaches(store, round))
+        << "the restarted workers did not move the recovery epoch on";
   }
   // The checkpoint after the last sentence: every count, exactly.
   std::optional<worker::CheckpointRecord> final_checkpoint;
   ASSERT_TRUE(eventually(
       [&] {
-        final_checkpoint = last();
-        return final_checkpoint && position(*final_checkpoint) == kSentences;
+        final_checkpoint = last_complete(store);
+        return final_checkpoint && spout_position(store, *final_checkpoint) == kSentences;
       },
       180s))
       << "last checkpoint: " << (final_checkpoint ? final_checkpoint->id : 0) << " at sentence "
-      << (final_checkpoint ? position(*final_checkpoint) : 0);
+      << (final_checkpoint ? spout_position(store, *final_checkpoint) : 0);
   const std::vector<std::string> sentences = {
       "the cow jumped over the moon", "an apple a day keeps the doctor away",
       "four score and seven years ago", "snow white and the seven dwarfs",
@@ -852,6 +950,10 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, bool failover, 
   EXPECT_EQ(checkpoint_state(store, *final_checkpoint, "counts"), truth)
       << "checkpoint " << final_checkpoint->id << " of epoch " << final_checkpoint->epoch;
   EXPECT_GE(final_checkpoint->epoch, 3);
+  if (!counter_node.empty()) {
+    // The counts were kept by tasks on the supervisor the counter moved to.
+    EXPECT_EQ(nodes_of(*assignment(), "count"), std::set<std::string>{counter_node});
+  }
   if (!folder) {
     // `rstorm describe` shows the last complete checkpoint.
     auto described = cli({"describe", "swc"}, failover ? 1 : 0);
@@ -869,11 +971,19 @@ TEST_F(ClusterTest, StatefulWordCountWithAFolderStoreKeepsExactCountsThroughKill
 }
 
 TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughNimbusFailoverAndKill9) {
-  stateful_word_count_through_kill9(/*folder=*/false, /*failover=*/true);
+  stateful_word_count_through_kill9(/*folder=*/false, SecondRound::kNimbusFailover);
 }
 
 TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughARebalanceOfItsCounter) {
-  stateful_word_count_through_kill9(/*folder=*/false, /*failover=*/false, /*rebalance=*/true);
+  stateful_word_count_through_kill9(/*folder=*/false, SecondRound::kMergeCounter);
+}
+
+TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughARebalanceToAnotherSupervisor) {
+  stateful_word_count_through_kill9(/*folder=*/false, SecondRound::kMoveCounterToAnotherSupervisor);
+}
+
+TEST_F(ClusterTest, StatefulWordCountKeepsExactCountsThroughTheLossOfItsCountersSupervisor) {
+  stateful_word_count_through_kill9(/*folder=*/false, SecondRound::kLoseCountersSupervisor);
 }
 
 // The top words example's click stream, computed here from its definition
@@ -929,37 +1039,20 @@ TEST_F(ClusterTest, TopWordsWindowsKeepExactRankingsThroughKill9OfWorkers) {
   ASSERT_TRUE(client) << client.status().to_string();
   wp::NimbusCheckpointStore store(std::shared_ptr<nimbus::NimbusClient>(std::move(client).value()),
                                   a->topology_id);
-  auto last = [&]() -> std::optional<worker::CheckpointRecord> {
-    auto l = store.last_complete();
-    return l.ok() ? *l : std::nullopt;
-  };
-  auto position = [&](const worker::CheckpointRecord& record) {
-    auto p = checkpoint_state(store, record, "position");
-    return p.count("next") ? p["next"] : std::int64_t{0};
-  };
   std::int64_t seen = 0;
   for (int round = 1; round <= 2; ++round) {
     std::optional<worker::CheckpointRecord> done;
     ASSERT_TRUE(eventually([&] {
-      done = last();
-      return done && done->id > seen && position(*done) > 0;
+      done = last_complete(store);
+      return done && done->id > seen && spout_position(store, *done) > 0;
     })) << "no checkpoint completed in round "
         << round;
     seen = done->id;
-    ASSERT_LT(position(*done), kClicks) << "the input ran out before round " << round;
-    const auto slots_now = executors_by_slot(*assignment());
-    const auto& [node, port] =
-        std::next(slots_now.begin(), static_cast<std::ptrdiff_t>(round % slots_now.size()))->first;
-    std::optional<wp::WorkerHeartbeatFile> beat;
-    ASSERT_TRUE(eventually([&] {
-      beat = heartbeat(node, a->topology_id, port);
-      return beat && alive(static_cast<pid_t>(beat->pid));
-    }));
-    ASSERT_EQ(::kill(static_cast<pid_t>(beat->pid), SIGKILL), 0);
-    ASSERT_TRUE(eventually([&] {
-      auto epoch = store.read_epoch();
-      return epoch.ok() && *epoch >= round;
-    })) << "the restarted worker did not move the recovery epoch on";
+    ASSERT_LT(spout_position(store, *done), kClicks) << "the input ran out before round " << round;
+    kill_worker(a->topology_id, round);
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(epoch_reaches(store, round))
+        << "the restarted worker did not move the recovery epoch on";
   }
   // The truth: every window [end - 10 s, end) ending at a multiple of 2 s
   // that holds a click, its top 3 (count descending, then word).
@@ -990,8 +1083,8 @@ TEST_F(ClusterTest, TopWordsWindowsKeepExactRankingsThroughKill9OfWorkers) {
   std::map<std::int64_t, std::string> rankings;
   ASSERT_TRUE(eventually(
       [&] {
-        final_checkpoint = last();
-        if (!final_checkpoint || position(*final_checkpoint) != kClicks) return false;
+        final_checkpoint = last_complete(store);
+        if (!final_checkpoint || spout_position(store, *final_checkpoint) != kClicks) return false;
         rankings =
             checkpoint_state<std::int64_t, std::string>(store, *final_checkpoint, "rankings");
         return !rankings.empty() && rankings.rbegin()->first >= last_end - 2000;
@@ -1036,8 +1129,8 @@ TEST_F(ClusterTest, StatefulWordCountRunsOnWhileNimbusIsDownAndCheckpointsResume
   wp::NimbusCheckpointStore store(std::shared_ptr<nimbus::NimbusClient>(std::move(client).value()),
                                   a->topology_id);
   auto last_id = [&]() -> std::int64_t {
-    auto l = store.last_complete();
-    return l.ok() && *l ? (*l)->id : 0;
+    auto l = last_complete(store);
+    return l ? l->id : 0;
   };
   std::int64_t before = 0;
   ASSERT_TRUE(eventually([&] { return (before = last_id()) > 0; })) << "no checkpoint completed";

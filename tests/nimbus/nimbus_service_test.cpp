@@ -452,6 +452,60 @@ TEST_F(NimbusServiceTest, RebalanceChangesExecutorsAndBumpsTheAssignment) {
       << too_many.message();
 }
 
+// Storm's `rebalance -r`: new resources per executor of a component, whose
+// executors are then placed where the new amounts fit (here only on the
+// empty supervisor); the structure keeps them for later rounds. Unknown
+// components and negative amounts are refused naming them.
+TEST_F(NimbusServiceTest, RebalanceWithNewResourcesPlacesTheComponentWhereTheyFit) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  // Workers as large as a node: the executor below fits one.
+  auto id = submit("wc", word_count_structure(), {{"topology.worker.max.heap.size.mb", "4096"}});
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  const auto first = assignment(*id);
+  for (const auto& e : first->executors) ASSERT_EQ(e.slot.node_id, "sup-1");
+  auto s2 = add_supervisor(supervisor_info("sup-2", "r1"));
+  thrift::RebalanceOptions options;
+  options.__set_wait_secs(0);
+  options.__set_resource_overrides({{"cnt", {{"cpu.pcore.percent", 50}}}});
+  auto unknown = client_->rebalance("wc", options);
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.message().find("has no component 'cnt'"), std::string::npos)
+      << unknown.message();
+  options.__set_resource_overrides({{"count", {{"cpu.pcore.percent", -5}}}});
+  auto negative = client_->rebalance("wc", options);
+  ASSERT_FALSE(negative);
+  EXPECT_NE(negative.message().find("component 'count': cpu.pcore.percent -5"), std::string::npos)
+      << negative.message();
+  EXPECT_EQ(record(*id)->status, thrift::TopologyStatus::ACTIVE);
+  // One count executor that needs 3900 of a node's 4096 MB (its worker's
+  // acker 128 more): only the empty sup-2 can hold it.
+  options.__set_num_executors({{"count", 1}});
+  options.__set_resource_overrides(
+      {{"count", {{"onheap.memory.mb", 3900}, {"cpu.pcore.percent", 50}, {"gpu.count", 0}}}});
+  const auto version = assignment(*id)->version;
+  ASSERT_TRUE(client_->rebalance("wc", options));
+  ASSERT_TRUE(eventually([&] {
+    auto a = assignment(*id);
+    return a && a->version > version && record(*id)->status == thrift::TopologyStatus::ACTIVE;
+  })) << thrift::to_string(record(*id)->status)
+      << ": " << record(*id)->status_reason;
+  const auto moved = assignment(*id);
+  for (const auto& e : moved->executors) {
+    if (e.executor.component != "count") continue;
+    EXPECT_EQ(e.slot.node_id, "sup-2");
+    EXPECT_EQ(e.resources.onheap_mb, 3900);
+    EXPECT_EQ(e.resources.cpu_pcore_percent, 50);
+  }
+  auto info = client_->topology_info(*id);
+  ASSERT_TRUE(info) << info.status().to_string();
+  for (const auto& c : info->structure.components) {
+    if (c.id != "count") continue;
+    EXPECT_EQ(c.resources.onheap_mb, 3900);
+    EXPECT_EQ(c.resources.generic.at("gpu.count"), 0);
+  }
+}
+
 }  // namespace
 }  // namespace rstorm::nimbus::testing
 

@@ -192,13 +192,12 @@ api::Status TopologyRuntime::restore_checkpoint() {
         e.what());
   }
   if (r == nullptr) return api::Status::ok();  // no checkpoint yet: every task starts empty
-  const RestoredCheckpoint& restored = *r;
-  plan.checkpoint_restored = restored.record.id;
+  plan.checkpoint_restored = r->record.id;
   if (env_.logger) {
     env_.logger->info(
         "[topology={}] restored checkpoint {} ({} bytes, {} tasks) from {} for the "
         "{} tasks run here",
-        plan.name, restored.record.id, restored.record.bytes, restored.record.tasks,
+        plan.name, r->record.id, r->record.bytes, r->record.tasks,
         plan.checkpoint_store->describe(), local.size());
   }
   return api::Status::ok();
