@@ -1,6 +1,5 @@
 #include "nimbus/topology_structure.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -182,8 +181,8 @@ Status apply_resource_overrides(
     const std::map<std::string, std::map<std::string, double>>& overrides) {
   thrift::TopologyStructure changed = structure;
   for (const auto& [component, resources] : overrides) {
-    auto c = std::find_if(changed.components.begin(), changed.components.end(),
-                          [&](const thrift::ComponentDef& d) { return d.id == component; });
+    auto c = changed.components.begin();
+    while (c != changed.components.end() && c->id != component) ++c;
     if (c == changed.components.end()) {
       return Status(ErrorCode::kInvalidArgument,
                     "topology '" + structure.name + "' has no component '" + component + "'");
