@@ -39,6 +39,11 @@ inline bool travels_with_tuples(MessageKind kind) {
 // task as its source task, (root, value) as its first anchor. That keeps an
 // envelope at the size of a tuple plus a few bytes.
 struct Envelope {
+  // User-provided, so that `Envelope()` (a batch's emplace_back) does not
+  // zero the whole envelope, the values' inline storage included, before
+  // the members' own initializers run.
+  Envelope() {}
+
   Tuple tuple;
   TaskId dest;
   MessageKind kind = MessageKind::kTuple;
