@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <rstorm/tuple.hpp>
 
 namespace rstorm {
@@ -86,6 +87,54 @@ TEST(Value, RendersEachType) {
   EXPECT_EQ(Value("hi").to_string(), "hi");
   EXPECT_EQ(Value(Bytes{0x0f, 0xa0}).to_string(), "0x0fa0");
   EXPECT_EQ(type_name(ValueType::kBytes), "bytes");
+}
+
+// Value is a hand-written tagged union: every change of type through copy,
+// move and assignment must leave the right value and no leak (ASan).
+TEST(Value, CopiesMovesAndAssignsAcrossEveryType) {
+  const std::string long_text(100, 'x');  // not a small string: on the heap
+  const std::vector<Value> all = {
+      Value(),          Value(true),          Value(-7), Value(2.5), Value("hi"),
+      Value(long_text), Value(Bytes{1, 2, 3})};
+  for (const Value& from : all) {
+    for (const Value& to : all) {
+      Value a = to;
+      a = from;  // copy-assign over every type
+      EXPECT_EQ(a, from) << from.to_string() << " over " << to.to_string();
+      Value b = to;
+      Value moved = from;
+      b = std::move(moved);  // move-assign over every type
+      EXPECT_EQ(b, from);
+      Value c(std::move(b));  // move-construct
+      EXPECT_EQ(c, from);
+    }
+    Value self = from;
+    const Value& alias = self;
+    self = alias;  // self-assignment keeps the value
+    EXPECT_EQ(self, from);
+  }
+  EXPECT_EQ(Value(long_text).as_string(), long_text);
+  EXPECT_EQ(Value(Bytes{1, 2, 3}).as_bytes(), (Bytes{1, 2, 3}));
+}
+
+TEST(Value, ComparesTypeThenValue) {
+  EXPECT_NE(Value(1), Value(1.0));  // int64 and double are different types
+  EXPECT_NE(Value(1), Value(true));
+  EXPECT_NE(Value(0), Value());
+  EXPECT_EQ(Value(-0.0), Value(0.0));  // compared as doubles, not as bits
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_NE(Value(nan), Value(nan));
+  EXPECT_EQ(Value("a"), Value(std::string("a")));
+  EXPECT_NE(Value("a"), Value(Bytes{'a'}));
+}
+
+TEST(Value, AccessOfAnotherTypeThrows) {
+  EXPECT_THROW((void)Value(3).as_string(), std::bad_variant_access);
+  EXPECT_THROW((void)Value("3").as_int(), std::bad_variant_access);
+  EXPECT_THROW((void)Value().as_bool(), std::bad_variant_access);
+  EXPECT_EQ(Value(std::int8_t{-3}).as_int(), -3);
+  EXPECT_EQ(Value(1.5f).as_double(), 1.5);
+  EXPECT_FALSE(Value(false).as_bool());
 }
 
 }  // namespace

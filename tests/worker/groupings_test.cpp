@@ -1,7 +1,10 @@
 // Every grouping, end to end through LocalCluster: which task gets which tuple.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <set>
+#include <sstream>
 
 #include "rstorm/worker/field_hash.hpp"
 #include "test_helpers.hpp"
@@ -190,6 +193,72 @@ TEST(Groupings, NoneGroupingDeliversEveryTupleOnce) {
     for (const auto& tuple : tuples) seen.insert(tuple.get_int(0));
   }
   EXPECT_EQ(seen.size(), 5000u);
+}
+
+// Emits {n} for n < 1000, and after every tenth a wrong emit: one value too
+// many, or (`direct_mistake`) emit_direct on a stream that is not direct.
+class SometimesWrongSpout : public Spout {
+ public:
+  explicit SometimesWrongSpout(bool direct_mistake) : direct_mistake_(direct_mistake) {}
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector& c) override { out_ = &c; }
+  void next_tuple() override {
+    if (n_ >= 1000) return;
+    const std::int64_t n = n_++;
+    out_->emit({n});
+    if (n % 10 != 5) return;
+    // The error ends this call (the executor catches it, counts and logs it).
+    if (direct_mistake_) {
+      out_->emit_direct(TaskId(2), {n});
+    } else {
+      out_->emit({n, n});
+    }
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields{"n"}); }
+
+ private:
+  bool direct_mistake_;
+  SpoutOutputCollector* out_ = nullptr;
+  std::int64_t n_ = 0;
+};
+
+// A stream whose targets do not depend on the tuple (one task, all, global)
+// is routed once at start; what it delivers and the errors of wrong emits
+// are those of routing each tuple.
+TEST(Groupings, StreamRoutedOnceDeliversToEveryFixedTargetAndStillRefusesWrongEmits) {
+  for (bool direct_mistake : {false, true}) {
+    SCOPED_TRACE(direct_mistake ? "emit_direct" : "wrong arity");
+    auto one = std::make_shared<Ledger>();
+    auto all = std::make_shared<Ledger>();
+    auto global = std::make_shared<Ledger>();
+    TopologyBuilder b;
+    b.set_spout("numbers", [=] { return std::make_unique<SometimesWrongSpout>(direct_mistake); });
+    b.set_bolt("one", recording_bolt(one), 1).shuffle_grouping("numbers");
+    b.set_bolt("all", recording_bolt(all), 3).all_grouping("numbers");
+    b.set_bolt("global", recording_bolt(global), 2).global_grouping("numbers");
+    auto t = b.build();
+    ASSERT_TRUE(t.ok());
+    std::ostringstream log;
+    auto logger = std::make_shared<spdlog::logger>(
+        "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+    LocalCluster cluster(LocalClusterOptions{logger, 7});
+    ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
+    ASSERT_TRUE(eventually([&] {
+      return one->received_total() == 1000 && all->received_total() == 3000 &&
+             global->received_total() == 1000;
+    }));
+    auto stats = cluster.stats("t");
+    ASSERT_TRUE(cluster.kill("t").is_ok());
+    EXPECT_EQ(one->received_total(), 1000u);
+    EXPECT_EQ(all->received.size(), 3u);
+    for (const auto& [task, tuples] : all->received) EXPECT_EQ(tuples.size(), 1000u);
+    EXPECT_EQ(global->received.size(), 1u);
+    EXPECT_EQ(stats->component("numbers")->errors, 100u);
+    logger->flush();
+    const std::string expected =
+        direct_mistake ? "used emit_direct on stream 'default', which is not declared direct"
+                       : "emitted 2 values on stream 'default', which declares 1 fields (n)";
+    EXPECT_NE(log.str().find(expected), std::string::npos) << log.str();
+  }
 }
 
 // Emits even numbers on "even" and odd ones on "odd".

@@ -33,7 +33,7 @@ class BoltExecutor::Collector final : public OutputCollector {
     Emitter& em = ex_.emitter_;
     const StreamRoute& route = em.route(stream, values, direct);
     bump(ex_.stats_.emitted);
-    const auto& targets = em.targets();
+    const auto targets = em.targets();
     const std::size_t n = targets.size();
     const bool acking = em.acking();
     for (std::size_t i = 0; i < n; ++i) {
@@ -85,8 +85,13 @@ class BoltExecutor::Collector final : public OutputCollector {
     if (input.completed()) return;
     input.mark_completed();
     bump(ex_.stats_.acked);
+    if (ex_.emitter_.acking() && !input.anchors().empty()) send_acks(input);
+  }
+
+  // Kept out of ack(), whose common cases (acking off, an unanchored input)
+  // then need no registers saved.
+  [[gnu::noinline]] void send_acks(const Tuple& input) {
     Emitter& em = ex_.emitter_;
-    if (!em.acking()) return;
     const MessageAnchors& roots = input.anchors();
     for (std::size_t r = 0; r < roots.size(); ++r) {
       em.send_control(em.acker_for(roots[r].root), MessageKind::kAck, roots[r].root,

@@ -12,7 +12,6 @@ Emitter::Emitter(const TopologyPlan& plan, const ComponentPlan& component, Trans
       component_(component),
       transfer_(transfer),
       stats_(stats),
-      default_route_(component.find_stream(kDefaultStream)),
       rng_(seed),
       root_prefix_(static_cast<std::uint64_t>(producer_index + 1) << 40),
       counters_(static_cast<std::size_t>(plan.num_counters)) {
@@ -22,11 +21,63 @@ Emitter::Emitter(const TopologyPlan& plan, const ComponentPlan& component, Trans
   }
   targets_.reserve(64);
   root_counter_ = next_id();  // a random start (see next_root)
+  routes_.resize(component.streams.size());
+  for (std::size_t i = 0; i < routes_.size(); ++i) {
+    routes_[i].route = component.streams[i].get();
+    if (routes_[i].route->info.stream == kDefaultStream) default_route_ = &routes_[i];
+  }
+  resolve_fixed_targets();
 }
 
-const StreamRoute& Emitter::find_route(std::string_view stream) const {
+const std::vector<TaskId>& Emitter::round_robin_pool(const Subscription& sub) const {
+  const std::size_t c = static_cast<std::size_t>(sub.counter_index);
+  if (c < pinned_.size() && pinned_[c] != nullptr) return *pinned_[c];
+  if (sub.type == GroupingType::kLocalOrShuffle && !sub.local_tasks.empty()) return sub.local_tasks;
+  return sub.tasks;
+}
+
+void Emitter::resolve_fixed_targets() {
+  for (RouteState& s : routes_) {
+    s.fixed = !s.route->direct;
+    s.fixed_targets.clear();
+    for (const auto& sub : s.route->subscriptions) {
+      switch (sub.type) {
+        case GroupingType::kShuffle:
+        case GroupingType::kNone:
+        case GroupingType::kLocalOrShuffle: {
+          const auto& pool = round_robin_pool(sub);
+          if (pool.size() == 1) {
+            s.fixed_targets.push_back(pool.front());
+          } else {
+            s.fixed = false;
+          }
+          break;
+        }
+        case GroupingType::kFields:
+          if (sub.tasks.size() == 1) {
+            s.fixed_targets.push_back(sub.tasks.front());
+          } else {
+            s.fixed = false;
+          }
+          break;
+        case GroupingType::kAll:
+          s.fixed_targets.insert(s.fixed_targets.end(), sub.tasks.begin(), sub.tasks.end());
+          break;
+        case GroupingType::kGlobal:
+          s.fixed_targets.push_back(sub.tasks.front());
+          break;
+        case GroupingType::kDirect:
+          break;
+      }
+    }
+  }
+}
+
+Emitter::RouteState& Emitter::find_route(std::string_view stream) {
   if (default_route_ != nullptr && stream == kDefaultStream) return *default_route_;
-  if (const StreamRoute* r = component_.find_stream(stream)) return *r;
+  for (RouteState& s : routes_) {
+    if (s.route->info.stream == stream) return s;
+  }
   std::string declared;
   for (const auto& s : component_.streams) {
     declared += (declared.empty() ? "" : ", ") + s->info.stream;
@@ -53,17 +104,28 @@ void Emitter::route_direct(const StreamRoute& r, TaskId direct) {
   }
 }
 
-const StreamRoute& Emitter::route(std::string_view stream, const Values& values, TaskId direct) {
-  const StreamRoute& r = find_route(stream);
+const StreamRoute& Emitter::route_slow(std::string_view stream, const Values& values,
+                                       TaskId direct) {
+  RouteState& state = find_route(stream);
+  const StreamRoute& r = *state.route;
   if (values.size() != r.info.fields.size()) {
     throw EmitError("component '" + component_.id + "' emitted " + std::to_string(values.size()) +
                     " values on stream '" + r.info.stream + "', which declares " +
                     std::to_string(r.info.fields.size()) + " fields (" +
                     r.info.fields.to_string() + ")");
   }
+  if (state.fixed) {
+    if (direct.valid()) {
+      throw EmitError("component '" + component_.id + "' used emit_direct on stream '" +
+                      r.info.stream + "', which is not declared direct");
+    }
+    targets_view_ = state.fixed_targets;
+    return r;
+  }
   targets_.clear();
   if (direct.valid()) {
     route_direct(r, direct);
+    targets_view_ = targets_;
     return r;
   }
   if (r.direct) {
@@ -76,12 +138,7 @@ const StreamRoute& Emitter::route(std::string_view stream, const Values& values,
       case GroupingType::kShuffle:
       case GroupingType::kNone:
       case GroupingType::kLocalOrShuffle: {
-        const auto& pool =
-            !pinned_.empty() && pinned_[static_cast<std::size_t>(sub.counter_index)] != nullptr
-                ? *pinned_[static_cast<std::size_t>(sub.counter_index)]
-            : sub.type == GroupingType::kLocalOrShuffle && !sub.local_tasks.empty()
-                ? sub.local_tasks
-                : tasks;
+        const auto& pool = round_robin_pool(sub);
         // Round robin without a division per tuple (a div was a fifth of
         // routing): the counter is brought into range once, then wraps.
         const auto n = static_cast<std::uint32_t>(pool.size());
@@ -105,6 +162,7 @@ const StreamRoute& Emitter::route(std::string_view stream, const Values& values,
         break;  // validation keeps direct groupings on direct streams
     }
   }
+  targets_view_ = targets_;
   return r;
 }
 

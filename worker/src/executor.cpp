@@ -42,6 +42,7 @@ Executor::~Executor() {
 }
 
 void Executor::start() {
+  transfer_.bind_sinks();
   if (head_ != nullptr) return;  // runs on its head's thread
   thread_ = std::jthread([this] {
     // "rs:<component>" (15 chars at most), so that top -H and perf name it.

@@ -29,7 +29,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     const StreamRoute& route = em.route(stream, values, direct);
     ++ex_.emits_;
     bump(ex_.stats_.emitted);
-    const auto& targets = em.targets();
+    const auto targets = em.targets();
     const std::size_t n = targets.size();
     const bool reliable = !msg_id.is_null();
     if (reliable && em.acking()) {

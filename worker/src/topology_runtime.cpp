@@ -31,8 +31,9 @@ api::Result<std::vector<std::unique_ptr<T>>> make_instances(const ExecutorPlan& 
   return out;
 }
 
-// Where a fused head sends its member's tuples: the member runs each batch
-// at once, on the head's thread (a function call, no queue, no wake-up).
+// Where a fused head sends its member's tuples: the member runs each tuple
+// as the head commits it, on the head's thread (a function call, no batch,
+// no queue, no wake-up), and hands its own output on at the head's flush.
 class InlineSink final : public TupleSink {
  public:
   explicit InlineSink(Executor* member) : member_(member) {}
@@ -43,6 +44,9 @@ class InlineSink final : public TupleSink {
   }
   void force_push(Batch& batch) override { try_push(batch); }
   void wait_for_space(std::chrono::microseconds) override {}
+  bool runs_inline() const override { return true; }
+  void run(Envelope& e) override { member_->run_one_inline(e); }
+  void flush() override { member_->flush_inline(); }
 
  private:
   Executor* member_;

@@ -14,7 +14,22 @@ Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
       stopping_(stopping),
       forced_(std::move(forced)),
       pending_(num_sinks),
-      dirty_flag_(num_sinks, 0) {}
+      dirty_flag_(num_sinks, 0),
+      inline_(num_sinks, 0) {}
+
+void Transfer::bind_sinks() {
+  for (std::size_t d = 0; d < inline_.size(); ++d) {
+    inline_[d] = (*sinks_)[d] != nullptr && (*sinks_)[d]->runs_inline() ? 1 : 0;
+  }
+}
+
+Envelope& Transfer::append_to_batch(int d, TaskId dest) {
+  Batch& b = pending_[static_cast<std::size_t>(d)];
+  if (b.capacity() == 0) b.reserve(batch_size_);
+  Envelope& e = b.emplace_back();
+  e.dest = dest;
+  return e;
+}
 
 bool Transfer::push(int d) {
   Batch& b = pending_[static_cast<std::size_t>(d)];
@@ -63,6 +78,11 @@ bool Transfer::flush() {
   backlog_ = false;
   std::size_t kept = 0;
   for (int d : dirty_) {
+    if (inline_[static_cast<std::size_t>(d)]) {
+      dirty_flag_[static_cast<std::size_t>(d)] = 0;
+      (*sinks_)[static_cast<std::size_t>(d)]->flush();
+      continue;
+    }
     Batch& b = pending_[static_cast<std::size_t>(d)];
     if (!b.empty() && !push(d)) {
       dirty_[kept++] = d;  // still pending: keep it listed

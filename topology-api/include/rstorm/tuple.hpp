@@ -166,9 +166,15 @@ class Tuple {
   // tuple: moving values stored inline costs a copy per value).
   template <typename V>
   void assign(const StreamInfo* source, TaskId source_task, V&& values) {
-    values_ = std::forward<V>(values);
+    assign_values(std::forward<V>(values));
     source_ = source;
     source_task_ = source_task;
+  }
+  // Forgets the anchors, the ack value and completion (a reused tuple).
+  void reset_tracking() {
+    anchors_.clear();
+    ack_val_ = 0;
+    completed_ = false;
   }
   void set_source(const StreamInfo* source, TaskId task) {
     source_ = source;
@@ -181,6 +187,28 @@ class Tuple {
     throw_bad_access(index, want);
   }
   [[noreturn]] void throw_bad_access(std::size_t index, ValueType want) const;
+  // Value by value into the tuple's own storage when it is empty (a fresh
+  // tuple) or of the same size (a reused one): no generic range assignment.
+  void assign_values(Values&& values) {
+    const std::size_t n = values.size();
+    if (values_.size() == n) {
+      for (std::size_t i = 0; i < n; ++i) values_[i] = std::move(values[i]);
+    } else if (values_.empty() && n <= kInlineValues) {
+      for (std::size_t i = 0; i < n; ++i) values_.emplace_back(std::move(values[i]));
+    } else {
+      values_ = std::move(values);
+    }
+  }
+  void assign_values(const Values& values) {
+    const std::size_t n = values.size();
+    if (values_.size() == n) {
+      for (std::size_t i = 0; i < n; ++i) values_[i] = values[i];
+    } else if (values_.empty() && n <= kInlineValues) {
+      for (std::size_t i = 0; i < n; ++i) values_.emplace_back(values[i]);
+    } else {
+      values_ = values;
+    }
+  }
   std::size_t field_index(std::string_view field) const;
 
   Values values_;

@@ -3,9 +3,11 @@
 // allocate. Thread-compatible.
 #pragma once
 
+#include <bit>
 #include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,38 +27,113 @@ std::string_view type_name(ValueType type);
 
 class Value {
  public:
-  Value() = default;  // null
-  Value(std::nullptr_t) {}
-  Value(bool v) : v_(v) {}
+  Value() noexcept : bits_(0) {}  // null
+  Value(std::nullptr_t) noexcept : bits_(0) {}
+  Value(bool v) noexcept : bits_(v ? 1 : 0), type_(ValueType::kBool) {}
   // Every integral type other than bool is stored as int64.
   template <typename I>
-    requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
-  Value(I v) : v_(static_cast<std::int64_t>(v)) {}
-  Value(double v) : v_(v) {}
-  Value(float v) : v_(static_cast<double>(v)) {}
-  Value(std::string v) : v_(std::move(v)) {}
-  Value(std::string_view v) : v_(std::string(v)) {}
-  Value(const char* v) : v_(std::string(v)) {}
-  Value(Bytes v) : v_(std::move(v)) {}
+  requires(std::is_integral_v<I> && !std::is_same_v<I, bool>) Value(I v)
+  noexcept
+      : bits_(static_cast<std::uint64_t>(static_cast<std::int64_t>(v))), type_(ValueType::kInt) {}
+  Value(double v) noexcept : bits_(std::bit_cast<std::uint64_t>(v)), type_(ValueType::kDouble) {}
+  Value(float v) noexcept : Value(static_cast<double>(v)) {}
+  Value(std::string v) : type_(ValueType::kString) { new (&string_) std::string(std::move(v)); }
+  Value(std::string_view v) : type_(ValueType::kString) { new (&string_) std::string(v); }
+  Value(const char* v) : type_(ValueType::kString) { new (&string_) std::string(v); }
+  Value(Bytes v) : type_(ValueType::kBytes) { new (&bytes_) Bytes(std::move(v)); }
 
-  ValueType type() const { return static_cast<ValueType>(v_.index()); }
+  // Null, bool, int64 and double are 8 bytes and a tag: copied, moved and
+  // destroyed inline, without a dispatch on the type (a std::variant's visit
+  // was a tenth of a fused chain's instructions). Strings and bytes take
+  // the out-of-line path.
+  Value(const Value& o) : type_(o.type_) {
+    if (o.scalar()) {
+      bits_ = o.bits_;
+    } else {
+      copy_from(o);
+    }
+  }
+  Value(Value&& o) noexcept : type_(o.type_) {
+    if (o.scalar()) {
+      bits_ = o.bits_;
+    } else {
+      move_from(std::move(o));
+    }
+  }
+  Value& operator=(const Value& o) {
+    if (scalar() && o.scalar()) {
+      bits_ = o.bits_;
+      type_ = o.type_;
+    } else if (this != &o) {
+      assign_slow(o);
+    }
+    return *this;
+  }
+  Value& operator=(Value&& o) noexcept {
+    if (scalar() && o.scalar()) {
+      bits_ = o.bits_;
+      type_ = o.type_;
+    } else if (this != &o) {
+      move_assign_slow(std::move(o));
+    }
+    return *this;
+  }
+  ~Value() {
+    if (!scalar()) destroy();
+  }
+
+  ValueType type() const { return type_; }
   bool is_null() const { return type() == ValueType::kNull; }
 
-  // Unchecked access. REQUIRES: type() matches; otherwise the behaviour is the
-  // std::get exception (Tuple's getters check and name the field instead).
-  bool as_bool() const { return std::get<bool>(v_); }
-  std::int64_t as_int() const { return std::get<std::int64_t>(v_); }
-  double as_double() const { return std::get<double>(v_); }
-  const std::string& as_string() const { return std::get<std::string>(v_); }
-  const Bytes& as_bytes() const { return std::get<Bytes>(v_); }
+  // Unchecked access. REQUIRES: type() matches; otherwise throws
+  // std::bad_variant_access (Tuple's getters check and name the field
+  // instead).
+  bool as_bool() const {
+    expect(ValueType::kBool);
+    return bits_ != 0;
+  }
+  std::int64_t as_int() const {
+    expect(ValueType::kInt);
+    return static_cast<std::int64_t>(bits_);
+  }
+  double as_double() const {
+    expect(ValueType::kDouble);
+    return std::bit_cast<double>(bits_);
+  }
+  const std::string& as_string() const {
+    expect(ValueType::kString);
+    return string_;
+  }
+  const Bytes& as_bytes() const {
+    expect(ValueType::kBytes);
+    return bytes_;
+  }
 
   // A short human-readable rendering, for logs and error messages.
   std::string to_string() const;
 
-  friend bool operator==(const Value&, const Value&) = default;
+  // Same type and equal value (doubles compare as doubles: NaN != NaN).
+  friend bool operator==(const Value& a, const Value& b);
 
  private:
-  std::variant<std::monostate, bool, std::int64_t, double, std::string, Bytes> v_;
+  bool scalar() const { return type_ < ValueType::kString; }
+  void expect(ValueType t) const {
+    if (type_ != t) [[unlikely]]
+      throw std::bad_variant_access();
+  }
+  // REQUIRES: !o.scalar(); this holds no string or bytes (type_ set to o's).
+  void copy_from(const Value& o);
+  void move_from(Value&& o) noexcept;
+  void assign_slow(const Value& o);
+  void move_assign_slow(Value&& o) noexcept;
+  void destroy() noexcept;
+
+  union {
+    std::uint64_t bits_;  // null (0), bool (0/1), int64, double (its bits)
+    std::string string_;
+    Bytes bytes_;
+  };
+  ValueType type_ = ValueType::kNull;
 };
 
 // How many values a tuple holds without a heap allocation.

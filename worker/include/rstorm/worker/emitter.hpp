@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -28,9 +29,20 @@ class Emitter {
   Emitter(const TopologyPlan& plan, const ComponentPlan& component, Transfer& transfer,
           ExecutorStats& stats, std::uint64_t seed, int producer_index);
 
-  // Routes one emit: fills targets() and returns the stream's route.
-  const StreamRoute& route(std::string_view stream, const Values& values, TaskId direct);
-  const std::vector<TaskId>& targets() const { return targets_; }
+  // Routes one emit: sets targets() and returns the stream's route. The
+  // common case (the default stream, routed once) is inline; the rest, and
+  // every error, out of line.
+  const StreamRoute& route(std::string_view stream, const Values& values, TaskId direct) {
+    RouteState* s = default_route_;
+    if (s != nullptr && stream == kDefaultStream && s->fixed && !direct.valid() &&
+        values.size() == s->route->info.fields.size()) [[likely]] {
+      targets_view_ = s->fixed_targets;
+      return *s->route;
+    }
+    return route_slow(stream, values, direct);
+  }
+  // The tasks of the last route(); valid until the next route() or pin().
+  std::span<const TaskId> targets() const { return targets_view_; }
 
   // A random non-zero id (tree roots, edges).
   std::uint64_t next_id() {
@@ -85,6 +97,7 @@ class Emitter {
   void pin(int counter_index, const std::vector<TaskId>* tasks) {
     if (pinned_.size() < counters_.size()) pinned_.resize(counters_.size(), nullptr);
     pinned_[static_cast<std::size_t>(counter_index)] = tasks;
+    resolve_fixed_targets();
   }
 
   Transfer& transfer() { return transfer_; }
@@ -93,20 +106,35 @@ class Emitter {
   const TopologyPlan& plan() const { return plan_; }
 
  private:
-  const StreamRoute& find_route(std::string_view stream) const;
+  // Per stream of the component (index: position in its streams).
+  struct RouteState {
+    const StreamRoute* route = nullptr;
+    // Every subscription sends to the same tasks whatever the values and the
+    // round-robin counters (one task, global, all): routed once, here.
+    bool fixed = false;
+    std::vector<TaskId> fixed_targets;
+  };
+
+  RouteState& find_route(std::string_view stream);
+  const StreamRoute& route_slow(std::string_view stream, const Values& values, TaskId direct);
   void route_direct(const StreamRoute& r, TaskId direct);
+  // The pool a round-robin subscription picks from.
+  const std::vector<TaskId>& round_robin_pool(const Subscription& sub) const;
+  void resolve_fixed_targets();
 
   const TopologyPlan& plan_;
   const ComponentPlan& component_;
   Transfer& transfer_;
   ExecutorStats& stats_;
-  const StreamRoute* default_route_;
+  std::vector<RouteState> routes_;
+  RouteState* default_route_ = nullptr;
   std::uint64_t rng_;
   std::uint64_t root_prefix_;
   std::uint64_t root_counter_ = 0;
   std::vector<std::uint32_t> counters_;
   std::vector<const std::vector<TaskId>*> pinned_;  // index: counter index; empty: none
   std::vector<TaskId> targets_;
+  std::span<const TaskId> targets_view_;
 };
 
 }  // namespace rstorm::worker

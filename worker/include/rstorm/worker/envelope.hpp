@@ -48,6 +48,14 @@ struct Envelope {
   TaskId dest;
   MessageKind kind = MessageKind::kTuple;
 
+  // Makes a used envelope a fresh one for `d` (values are assigned by the
+  // caller): a fused member's envelope is reused for every tuple.
+  void reuse(TaskId d) {
+    dest = d;
+    kind = MessageKind::kTuple;
+    tuple.reset_tracking();
+  }
+
   void set_control(MessageKind k, std::uint64_t root, std::uint64_t value, TaskId task) {
     kind = k;
     tuple.set_source(nullptr, task);

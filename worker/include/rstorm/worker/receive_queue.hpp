@@ -41,6 +41,16 @@ class TupleSink {
   virtual void force_push(Batch& batch) = 0;
   // Waits until a push might succeed, or `timeout`. May return early.
   virtual void wait_for_space(std::chrono::microseconds timeout) = 0;
+
+  // A fused member's sink (topology.fuse.executors) runs each envelope on
+  // the producer's thread as the producer commits it, instead of taking
+  // batches: the tuple passes by reference, with no batch to fill and empty.
+  virtual bool runs_inline() const { return false; }
+  // runs_inline() sinks: runs `e` now; it may be left moved from.
+  virtual void run(Envelope& e) {}
+  // runs_inline() sinks: hands on what the runs emitted (the producer's
+  // flush, after each burst of work).
+  virtual void flush() {}
 };
 
 class ReceiveQueue final : public TupleSink {

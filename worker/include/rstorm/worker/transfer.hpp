@@ -36,24 +36,35 @@ class Transfer {
            std::size_t batch_size, Mode mode, ExecutorStats* stats,
            const std::atomic<bool>* stopping);
 
+  // Notes which sinks run inline (TupleSink::runs_inline). Called once the
+  // sinks are final, before the first send.
+  void bind_sinks();
+
   // Appends a default envelope for `dest` to its batch and returns it to be
-  // filled in place; commit() must follow before the next append.
+  // filled in place; commit() must follow before the next append. For a sink
+  // that runs inline, the envelope is one kept here, run at commit().
   // REQUIRES: dest is a task of this topology.
   Envelope& append(TaskId dest) {
     const int d = (*task_sink_)[static_cast<std::size_t>(dest.value)];
     last_ = d;
-    Batch& b = pending_[static_cast<std::size_t>(d)];
     if (!dirty_flag_[static_cast<std::size_t>(d)]) {
       dirty_flag_[static_cast<std::size_t>(d)] = true;
       dirty_.push_back(d);
     }
-    if (b.capacity() == 0) b.reserve(batch_size_);
-    Envelope& e = b.emplace_back();
-    e.dest = dest;
-    return e;
+    last_inline_ = inline_[static_cast<std::size_t>(d)] != 0;
+    if (last_inline_) {
+      inline_envelope_.reuse(dest);
+      return inline_envelope_;
+    }
+    return append_to_batch(d, dest);
   }
-  // Hands the batch of the last append over if it is full.
+  // Runs the envelope of the last append (a sink that runs inline), or hands
+  // its batch over if it is full.
   void commit() {
+    if (last_inline_) {
+      (*sinks_)[static_cast<std::size_t>(last_)]->run(inline_envelope_);
+      return;
+    }
     if (pending_[static_cast<std::size_t>(last_)].size() >= batch_size_ && !backlog_) push(last_);
   }
 
@@ -67,6 +78,9 @@ class Transfer {
 
  private:
   bool push(int d);
+  // Out of line, so that append() for a sink that runs inline needs no
+  // registers saved.
+  Envelope& append_to_batch(int d, TaskId dest);
 
   const std::vector<TupleSink*>* sinks_;
   const std::vector<int>* task_sink_;
@@ -78,7 +92,10 @@ class Transfer {
   std::vector<Batch> pending_;
   std::vector<char> dirty_flag_;
   std::vector<int> dirty_;
+  std::vector<char> inline_;  // index: sink; runs inline (bind_sinks)
+  Envelope inline_envelope_;  // the one handed out for sinks that run inline
   bool backlog_ = false;
+  bool last_inline_ = false;
   int last_ = 0;
 };
 
