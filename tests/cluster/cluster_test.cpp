@@ -148,6 +148,30 @@ class ClusterTest : public ::testing::Test {
     return *beat;
   }
 
+  // The supervisor's log lines about the worker on `port`, and its worker's
+  // log lines about an exit: why a worker restarted, for a failure message.
+  std::string lines_about_worker(const std::string& node, const std::string& topology,
+                                 int port) const {
+    std::string out;
+    auto grep = [&](const std::filesystem::path& file, const std::vector<std::string>& needles) {
+      std::ifstream in(file);
+      std::string line;
+      while (std::getline(in, line)) {
+        for (const auto& n : needles) {
+          if (line.find(n) != std::string::npos) {
+            out += line + "\n";
+            break;
+          }
+        }
+      }
+    };
+    grep(cluster_->supervisor_dir(supervisor_index(node)) / "supervisor.log",
+         {"on port " + std::to_string(port) + " "});
+    grep(worker_dir(node, topology, port) / "worker.log",
+         {"exiting", "stopped", "assignment version"});
+    return out;
+  }
+
   static bool alive(pid_t pid) { return sv::process_alive(sv::ProcessId{pid, 0}); }
 
   // Every slot of the assignment has a live worker whose heartbeat is fresh
@@ -511,7 +535,11 @@ TEST_F(ClusterTest, RebalanceChangesAComponentsExecutorsLiveAndLeavesOtherWorker
       auto it = old_slots.find(slot);
       if (it == old_slots.end() || it->second != executors) continue;
       EXPECT_EQ(heartbeat(slot.first, after->topology_id, slot.second)->pid, pid_before[slot])
-          << slot.first << ":" << slot.second << " restarted though its executors stayed";
+          << slot.first << ":" << slot.second
+          << " restarted though its executors stayed (split=" << split << ", assignment version "
+          << after->version << "); what its supervisor and "
+          << "worker said:\n"
+          << lines_about_worker(slot.first, after->topology_id, slot.second);
     }
     // Sentences are acked again at the new parallelism.
     auto acked = [&]() -> std::uint64_t {

@@ -196,6 +196,62 @@ TEST_F(TlsWorkers, ExchangeEnvelopesWithExactCounts) {
   EXPECT_EQ(a_->stats().frames_rejected + b_->stats().frames_rejected, 0u);
 }
 
+// Receivers that stop while the sender is writing to them, round after
+// round: each stop closes the connection with a TLS write in flight, whose
+// bytes come back as undeliverable while the write may still be encrypting
+// them. The sender keeps running and hands each envelope back once at most
+// (one in flight may also have arrived: its tree fails and is replayed, at
+// least once), and still delivers everything to a receiver that stays.
+TEST_F(TlsWorkers, ReceiversStoppingMidWriteLeaveTheSenderRunningAndHandingEachEnvelopeBackOnce) {
+  b_.reset();
+  handler_a_.track_each = true;
+  constexpr std::int64_t kPerRound = 20000;
+  constexpr int kRounds = 12;
+  for (int round = 0; round < kRounds; ++round) {
+    CapturedLog log_r{"r"};
+    CountingHandler handler_r;
+    handler_r.track_each = true;
+    auto r = start(handler_r, tasks_of_b(), log_r, files("supervisor"));
+    ASSERT_NE(r, nullptr);
+    const WorkerAddress address_r = r->listen_address();
+    r->set_peers({PeerWorker{address_a_, tasks_of_a()}});
+    a_->set_peers({PeerWorker{address_r, tasks_of_b()}});
+    std::atomic<bool> pushed{false};
+    std::thread pusher([&] {
+      pushed = push_all(a_->sink(address_r), *plan_, {3, 4}, round * kPerRound, kPerRound);
+    });
+    // Stop the receiver as soon as tuples flow: the sender is mid-write.
+    EXPECT_TRUE(eventually([&] { return handler_r.delivered.load() > 0; })) << log_a_.all();
+    r.reset();
+    // Unlisted, the peer's buffered envelopes (and later pushes) come back.
+    a_->set_peers({});
+    pusher.join();
+    EXPECT_TRUE(pushed.load()) << "round " << round;
+    std::lock_guard lock(handler_r.mutex);
+    for (const auto& [seq, n] : handler_r.seen) {
+      ASSERT_EQ(n, 1) << "round " << round << ": sequence " << seq << " delivered " << n
+                      << " times";
+    }
+  }
+  {
+    std::lock_guard lock(handler_a_.mutex);
+    for (const auto& [seq, n] : handler_a_.seen_undeliverable) {
+      ASSERT_EQ(n, 1) << "sequence " << seq << " handed back " << n << " times";
+    }
+  }
+  EXPECT_EQ(a_->stats().undeliverable, handler_a_.undelivered.load());
+  // A receiver that stays gets every envelope of a last push.
+  CapturedLog log_last{"last"};
+  CountingHandler handler_last;
+  auto last = start(handler_last, tasks_of_b(), log_last, files("supervisor"));
+  ASSERT_NE(last, nullptr);
+  last->set_peers({PeerWorker{address_a_, tasks_of_a()}});
+  a_->set_peers({PeerWorker{last->listen_address(), tasks_of_b()}});
+  ASSERT_TRUE(push_all(a_->sink(last->listen_address()), *plan_, {3, 4}, 0, 5000));
+  EXPECT_TRUE(eventually([&] { return handler_last.delivered.load() == 5000; }))
+      << log_a_.all() << log_last.all();
+}
+
 TEST_F(TlsWorkers, TheWireCarriesNoPlaintext) {
   // What a relay between two workers sees, with TLS on and (as a control that
   // the check can fail) off. The hello carries the topology id in the clear

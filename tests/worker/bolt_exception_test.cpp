@@ -4,14 +4,12 @@
 
 #include <sstream>
 
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
-
 #include "test_helpers.hpp"
 
 namespace rstorm {
 namespace {
 
+using testing::CapturedLog;
 using testing::counting_spout;
 using testing::eventually;
 using testing::Ledger;
@@ -32,12 +30,10 @@ TEST(BoltException, ThrowingBoltFailsInputCountsErrorAndOthersCarryOn) {
   auto t = b.build();
   ASSERT_TRUE(t.ok());
 
-  std::ostringstream log;
-  auto logger = std::make_shared<spdlog::logger>(
-      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  CapturedLog log;
   Config conf;
   conf.set("topology.message.timeout.secs", 120);
-  LocalCluster cluster(LocalClusterOptions{logger, 7});
+  LocalCluster cluster(LocalClusterOptions{log.logger, 7});
   ASSERT_TRUE(cluster.submit("errs", conf, *t).is_ok());
   ASSERT_TRUE(eventually(
       [&] { return ledger->acked_total() + ledger->failed_total() == 100; }));
@@ -53,10 +49,9 @@ TEST(BoltException, ThrowingBoltFailsInputCountsErrorAndOthersCarryOn) {
   EXPECT_EQ(stats->component("bystander")->errors, 0u);
   EXPECT_EQ(stats->component("bystander")->executed, 100u);
   EXPECT_EQ(bystander->received_total(), 100u);
-  logger->flush();
-  EXPECT_NE(log.str().find("[topology=errs component=thrower task=3] execute threw: bad input"),
+  EXPECT_NE(log.text().find("[topology=errs component=thrower task=3] execute threw: bad input"),
             std::string::npos)
-      << log.str();
+      << log.text();
 }
 
 TEST(BoltException, EmitOnUndeclaredStreamFailsInputNamingStream) {
@@ -70,18 +65,15 @@ TEST(BoltException, EmitOnUndeclaredStreamFailsInputNamingStream) {
       .shuffle_grouping("numbers");
   auto t = b.build();
   ASSERT_TRUE(t.ok());
-  std::ostringstream log;
-  auto logger = std::make_shared<spdlog::logger>(
-      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
-  LocalCluster cluster(LocalClusterOptions{logger, 7});
+  CapturedLog log;
+  LocalCluster cluster(LocalClusterOptions{log.logger, 7});
   ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
   ASSERT_TRUE(eventually([&] { return ledger->failed_total() == 5; }));
   ASSERT_TRUE(cluster.kill("t").is_ok());
-  logger->flush();
-  EXPECT_NE(log.str().find("component 'wrong' emitted to stream 'nowhere', which it does not "
-                           "declare (streams: default)"),
+  EXPECT_NE(log.text().find("component 'wrong' emitted to stream 'nowhere', which it does not "
+                            "declare (streams: default)"),
             std::string::npos)
-      << log.str();
+      << log.text();
 }
 
 }  // namespace

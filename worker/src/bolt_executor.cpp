@@ -195,15 +195,6 @@ void BoltExecutor::cleanup_tasks() {
 
 bool BoltExecutor::open_inline() { return prepare_tasks() && open_members(); }
 
-void BoltExecutor::run_inline(Batch& batch) {
-  const std::int32_t first_task = plan_.tasks.front().value;
-  for (auto& e : batch) {
-    if (e.kind != MessageKind::kTuple) continue;
-    execute(*tasks_[static_cast<std::size_t>(e.dest.value - first_task)], e.tuple);
-  }
-  transfer_.flush();
-}
-
 void BoltExecutor::close_inline() {
   close_members();
   cleanup_tasks();

@@ -38,7 +38,8 @@ class InlineSink final : public TupleSink {
  public:
   explicit InlineSink(Executor* member) : member_(member) {}
   bool try_push(Batch& batch) override {
-    member_->run_inline(batch);
+    for (auto& e : batch) member_->run_one_inline(e);
+    member_->flush_inline();
     batch.clear();
     return true;
   }

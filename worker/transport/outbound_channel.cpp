@@ -200,7 +200,10 @@ void OutboundChannel::close_connection(std::string_view reason) {
     c->stream.close();
     c->resolver.cancel();
     if (c->writing_active) {
-      in_flight.swap(c->writing);
+      // A copy: the write in flight still reads c->writing until its handler
+      // runs. Closing the socket does not stop a TLS write whose last send
+      // already completed: its handler encrypts the next part of the buffer.
+      in_flight = c->writing;
       in_flight_data_bytes = c->writing_data_bytes;
     }
   }

@@ -24,7 +24,6 @@ class BoltExecutor final : public Executor {
   // A fused member (topology.fuse.executors) runs on its head's thread.
   bool open_inline() override;
   bool can_run_inline() const override { return !has_timed_bolt_; }
-  void run_inline(Batch& batch) override;
   void run_one_inline(Envelope& e) override {
     if (e.kind != MessageKind::kTuple) return;  // no checkpoints when fused
     execute(*tasks_[static_cast<std::size_t>(e.dest.value - plan_.tasks.front().value)], e.tuple);

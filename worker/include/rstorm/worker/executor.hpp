@@ -119,12 +119,11 @@ class Executor {
     emitter_.pin(counter_index, tasks);
   }
   // Members only, on the head's thread: open the tasks (false when one failed:
-  // fatal_error() says which), run one batch then flush its output, run one
-  // envelope (its output kept for the next flush), flush, close.
+  // fatal_error() says which), run one envelope (its output kept for the next
+  // flush), flush, close.
   virtual bool open_inline() { return false; }
   // False when it needs its own thread (a bolt with a timer: windowed bolts).
   virtual bool can_run_inline() const { return true; }
-  virtual void run_inline(Batch& batch) {}
   virtual void run_one_inline(Envelope& e) {}
   void flush_inline() { transfer_.flush(); }
   virtual void close_inline() {}
