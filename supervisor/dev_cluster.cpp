@@ -6,7 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -74,6 +77,78 @@ int first_ephemeral_port() {
 
 }  // namespace
 
+namespace {
+
+// The port claims this process made, given up when it exits normally (one
+// left by a crash is stale, and taken over by the next claimer).
+class PortClaims {
+ public:
+  PortClaims() : dir_(std::filesystem::temp_directory_path() / "rstorm-port-claims") {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    std::filesystem::permissions(
+        dir_, std::filesystem::perms::all | std::filesystem::perms::sticky_bit, ec);
+  }
+  ~PortClaims() {
+    std::lock_guard lock(mutex_);
+    // Only our own: a child forked without exec shares this list, not the claims.
+    for (int port : ports_) {
+      if (holder(port) == ::getpid()) ::unlink(file(port).c_str());
+    }
+  }
+
+  bool claim(int port) {
+    const std::string pid = std::to_string(::getpid());
+    // Written whole under a name of our own, then linked to the port's name:
+    // a claim is never seen half written.
+    const std::string mine = (dir_ / ("." + pid + "-" + std::to_string(port))).string();
+    {
+      std::ofstream out(mine, std::ios::trunc);
+      out << pid;
+      if (!out.flush()) return true;  // no claims here (read-only, another user's folder)
+    }
+    bool claimed = false;
+    for (int attempt = 0; attempt < 2 && !claimed; ++attempt) {
+      if (::link(mine.c_str(), file(port).c_str()) == 0) {
+        std::lock_guard lock(mutex_);
+        ports_.push_back(port);
+        claimed = true;
+        break;
+      }
+      if (errno != EEXIST) {
+        claimed = true;  // no links here: no claims either
+        break;
+      }
+      const long held_by = holder(port);
+      if (held_by > 0 && (::kill(static_cast<pid_t>(held_by), 0) == 0 || errno == EPERM)) {
+        break;  // another live process's (or an earlier claim of ours)
+      }
+      ::unlink(file(port).c_str());  // stale: its process is gone
+    }
+    ::unlink(mine.c_str());
+    return claimed;
+  }
+
+ private:
+  std::string file(int port) const { return (dir_ / std::to_string(port)).string(); }
+  long holder(int port) const {
+    std::ifstream in(file(port));
+    long pid = 0;
+    return in >> pid ? pid : 0;
+  }
+
+  const std::filesystem::path dir_;
+  std::mutex mutex_;
+  std::vector<int> ports_;
+};
+
+}  // namespace
+
+bool claim_loopback_port(int port) {
+  static PortClaims claims;
+  return claims.claim(port);
+}
+
 Result<int> free_loopback_port() {
   // Below the ephemeral range: a port the system chose for us (bind to 0) is
   // free again once we close it, and any process's next outgoing connection
@@ -86,7 +161,7 @@ Result<int> free_loopback_port() {
     std::uniform_int_distribution<int> pick(kLowest, highest);
     for (int attempt = 0; attempt < 64; ++attempt) {
       int port = pick(random);
-      if (bindable(port)) return port;
+      if (bindable(port) && claim_loopback_port(port)) return port;
     }
   }
   int port = 0;

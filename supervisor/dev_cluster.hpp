@@ -181,8 +181,19 @@ class DevCluster {
 };
 
 // A free TCP port on 127.0.0.1 (bound, then released), chosen at random below
-// the ephemeral range so that no outgoing connection takes it before it is used.
+// the ephemeral range so that no outgoing connection takes it before it is used,
+// and claimed for this process (a file in $TMPDIR/rstorm-port-claims) so that
+// no other process of the machine picking ports this way takes it too.
 Result<int> free_loopback_port();
+// Claims `port` for this process among every process of this machine that
+// picks ports with free_loopback_port (test harnesses and dev clusters running
+// side by side): a file named after the port in $TMPDIR/rstorm-port-claims,
+// holding our pid, created whole or not at all. The claim lasts as long as the
+// process, so that two clusters started at once never pick the same port
+// between the check and the bind; one whose process is gone is taken over.
+// False when a live process (this one included) holds it; true when claimed,
+// or when the folder cannot hold claims.
+bool claim_loopback_port(int port);
 // Whether something accepts TCP connections on 127.0.0.1:port.
 bool loopback_port_open(int port);
 // Sends `bytes` on a new connection to 127.0.0.1:port, closes the sending side

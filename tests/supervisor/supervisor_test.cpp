@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "common/in_memory_coordination.hpp"
 #include "common/key_value_store.hpp"
@@ -415,6 +419,50 @@ TEST_F(SupervisorTest, ReassignmentRestartsOnlyTheWorkerWhoseExecutorsChanged) {
   }));
   EXPECT_EQ(worker_pids().at(kPortA), before.at(kPortA));
   for (const auto& w : supervisor_->workers()) EXPECT_EQ(w.assignment_version, 2);
+}
+
+// Ports picked for dev clusters are claimed: never picked twice while the
+// claimer lives, taken over once it is gone.
+TEST(PortClaims, APickedPortIsNotPickedAgainWhileItsClaimerLives) {
+  // 1000 picks among the ~22,000 ports below the ephemeral range: without
+  // claims two of them would almost surely be the same.
+  std::set<int> picked;
+  for (int i = 0; i < 1000; ++i) {
+    auto port = sv::free_loopback_port();
+    ASSERT_TRUE(port) << port.status().to_string();
+    EXPECT_TRUE(picked.insert(*port).second) << "port " << *port << " picked twice";
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "rstorm-port-claims";
+  const int port = *picked.begin();
+  std::ifstream in(dir / std::to_string(port));
+  long holder = 0;
+  ASSERT_TRUE(in >> holder);
+  EXPECT_EQ(holder, ::getpid());
+  EXPECT_FALSE(sv::claim_loopback_port(port)) << "claimed again by its own claimer";
+}
+
+TEST(PortClaims, AClaimOfAProcessThatIsGoneIsTakenOverAndOneOfALiveProcessIsNot) {
+  // A pid that no process has: a child that already exited and was reaped.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const auto dir = std::filesystem::temp_directory_path() / "rstorm-port-claims";
+  std::filesystem::create_directories(dir);
+  // Ports above the ephemeral range's usual start: never picked at random.
+  for (const auto& [port, holder] : {std::pair{65001, static_cast<long>(child)},
+                                     std::pair{65002, static_cast<long>(::getppid())}}) {
+    std::filesystem::remove(dir / std::to_string(port));
+    std::ofstream(dir / std::to_string(port)) << holder;
+  }
+  EXPECT_TRUE(sv::claim_loopback_port(65001));
+  std::ifstream in(dir / "65001");
+  long holder = 0;
+  ASSERT_TRUE(in >> holder);
+  EXPECT_EQ(holder, ::getpid());
+  EXPECT_FALSE(sv::claim_loopback_port(65002)) << "the claim of our parent, which lives, was taken";
+  std::filesystem::remove(dir / "65001");
+  std::filesystem::remove(dir / "65002");
 }
 
 }  // namespace
