@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "rstorm/worker/ack_table.hpp"
@@ -152,6 +153,35 @@ TEST(AckTable, MatchesAMapUnderRandomInsertsAndErases) {
   std::size_t visited = 0;
   table.for_each([&](std::uint64_t, std::uint64_t&) { ++visited; });
   EXPECT_EQ(visited, model.size());
+}
+
+// Tree ids as spouts make them (a producer prefix in the high bits, a counter
+// in the low ones), a window of them in flight, completing about in order:
+// the table grows, wraps and keeps exactly the window.
+TEST(AckTable, KeepsASlidingWindowOfConsecutiveTreeIds) {
+  AckTable<std::uint64_t> table(16);
+  constexpr std::uint64_t kPrefix = 0x00A7ull << 48;
+  constexpr std::uint64_t kWindow = 3000;
+  std::mt19937_64 rng(7);
+  std::set<std::uint64_t> model;
+  for (std::uint64_t n = 1; n <= 200000; ++n) {
+    table.get_or_insert(kPrefix | n) = n;
+    model.insert(kPrefix | n);
+    if (model.size() > kWindow) {
+      // Mostly the oldest, sometimes one a little younger.
+      auto it = model.begin();
+      std::advance(it, static_cast<long>(rng() % 4));
+      ASSERT_TRUE(table.erase(*it)) << std::hex << *it;
+      model.erase(it);
+    }
+  }
+  EXPECT_EQ(table.size(), model.size());
+  for (std::uint64_t key : model) {
+    auto* v = table.find(key);
+    ASSERT_NE(v, nullptr) << std::hex << key;
+    EXPECT_EQ(*v, key & ~kPrefix);
+  }
+  EXPECT_EQ(table.find(kPrefix | 1), nullptr);
 }
 
 }  // namespace
