@@ -674,8 +674,15 @@ Status DevCluster::kill_supervisor(int index) {
   if (!process_alive(p.process)) return Status(ErrorCode::kNotFound, p.name + " is not running");
   ::kill(p.process.pid, SIGKILL);
   terminate_processes({p.process}, std::chrono::seconds(5));
-  // Its workers go with the machine: every one whose heartbeat names a live pid.
-  std::vector<ProcessId> workers;
+  // Its workers go with the machine.
+  const std::vector<ProcessId> workers = live_workers(index);
+  for (const auto& w : workers) ::kill(w.pid, SIGKILL);
+  terminate_processes(workers, std::chrono::seconds(5));
+  return Status::ok();
+}
+
+std::vector<ProcessId> DevCluster::live_workers(int index) const {
+  std::vector<ProcessId> out;
   std::error_code ec;
   for (const auto& entry :
        std::filesystem::directory_iterator(supervisor_dir(index) / "workers", ec)) {
@@ -684,12 +691,9 @@ Status DevCluster::kill_supervisor(int index) {
     auto beat = worker_process::heartbeat_from_json(*text);
     if (!beat || beat->pid <= 0) continue;
     const ProcessId worker{static_cast<pid_t>(beat->pid), 0};
-    if (!process_alive(worker)) continue;
-    ::kill(worker.pid, SIGKILL);
-    workers.push_back(worker);
+    if (process_alive(worker)) out.push_back(worker);
   }
-  terminate_processes(workers, std::chrono::seconds(5));
-  return Status::ok();
+  return out;
 }
 
 Status DevCluster::start_supervisor(int index) {

@@ -138,6 +138,9 @@ class DevCluster {
 
   // SIGTERM and wait (the supervisor stops its workers). 
   Status stop_supervisor(int index);
+  // The worker processes of supervisor `index` that run now: every one whose
+  // heartbeat file names a live pid.
+  std::vector<ProcessId> live_workers(int index) const;
   // SIGKILL a supervisor and every worker it runs (a machine lost).
   Status kill_supervisor(int index);
   // Starts a stopped supervisor again (same id, local dir and slots).

@@ -225,15 +225,7 @@ class ClusterTest : public ::testing::Test {
   std::vector<pid_t> worker_pids_on_disk() const {
     std::vector<pid_t> out;
     for (int i = 0; i < cluster_->num_supervisors(); ++i) {
-      std::error_code ec;
-      const auto dir = cluster_->supervisor_dir(i) / "workers";
-      if (!std::filesystem::exists(dir, ec)) continue;
-      for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-        auto text = wp::read_whole_file(entry.path() / "heartbeat");
-        if (!text) continue;
-        auto beat = wp::heartbeat_from_json(*text);
-        if (beat && alive(static_cast<pid_t>(beat->pid))) out.push_back(static_cast<pid_t>(beat->pid));
-      }
+      for (const auto& w : cluster_->live_workers(i)) out.push_back(w.pid);
     }
     return out;
   }

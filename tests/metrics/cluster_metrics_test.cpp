@@ -21,7 +21,6 @@
 #include "rstorm/worker/local_runner.hpp"
 #include "supervisor/dev_cluster.hpp"
 #include "supervisor/supervisor_metrics.hpp"
-#include "worker/process/worker_spec.hpp"
 #include "tests/cluster/cli_runner.hpp"
 
 namespace rstorm::metrics {
@@ -34,17 +33,8 @@ using testing::scalar_value;
 // The pid of one live worker of the cluster, from its heartbeat file.
 pid_t one_worker_pid(const supervisor::DevCluster& cluster) {
   for (int i = 0; i < cluster.num_supervisors(); ++i) {
-    std::error_code ec;
-    const auto dir = cluster.supervisor_dir(i) / "workers";
-    if (!std::filesystem::exists(dir, ec)) continue;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      auto text = worker_process::read_whole_file(entry.path() / "heartbeat");
-      if (!text) continue;
-      auto beat = worker_process::heartbeat_from_json(*text);
-      if (beat && beat->pid > 0 && ::kill(static_cast<pid_t>(beat->pid), 0) == 0) {
-        return static_cast<pid_t>(beat->pid);
-      }
-    }
+    const auto workers = cluster.live_workers(i);
+    if (!workers.empty()) return workers.front().pid;
   }
   return -1;
 }
