@@ -202,11 +202,13 @@ TEST_F(TlsWorkers, ExchangeEnvelopesWithExactCounts) {
 // them. The sender keeps running and hands each envelope back once at most
 // (one in flight may also have arrived: its tree fails and is replayed, at
 // least once), and still delivers everything to a receiver that stays.
+// Built with RSTORM_SANITIZE, a sender that freed the bytes of the write in
+// flight shows here as a heap-use-after-free in SSL_write in most runs.
 TEST_F(TlsWorkers, ReceiversStoppingMidWriteLeaveTheSenderRunningAndHandingEachEnvelopeBackOnce) {
   b_.reset();
   handler_a_.track_each = true;
   constexpr std::int64_t kPerRound = 20000;
-  constexpr int kRounds = 12;
+  constexpr int kRounds = 80;
   for (int round = 0; round < kRounds; ++round) {
     CapturedLog log_r{"r"};
     CountingHandler handler_r;
