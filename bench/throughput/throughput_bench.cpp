@@ -104,8 +104,16 @@ std::uint64_t sink_executed(rstorm::LocalCluster& cluster) {
 }
 
 // Median sink throughput over `windows` windows of `window` each, after a warm-up.
+// What a throughput run saw besides its rate: trees in flight at the end of
+// the last window, and the spout's mean complete latency since submit.
+struct RunShape {
+  std::uint64_t in_flight = 0;
+  double complete_latency_ms = 0;
+};
+
 double measure_throughput(bool acking, bool fuse, int windows, std::chrono::milliseconds window,
-                          const std::vector<std::string>& extra, std::vector<double>* all) {
+                          const std::vector<std::string>& extra, std::vector<double>* all,
+                          RunShape* shape) {
   rstorm::Config conf;
   conf.set("topology.acker.executors", acking ? 1 : 0);
   conf.set("topology.fuse.executors", fuse);
@@ -127,6 +135,10 @@ double measure_throughput(bool acking, bool fuse, int windows, std::chrono::mill
                     std::chrono::duration<double>(now - last_at).count());
     last = now_count;
     last_at = now;
+  }
+  if (auto stats = cluster.stats("bench"); stats.ok()) {
+    shape->in_flight = stats->in_flight;
+    shape->complete_latency_ms = stats->component("spout")->complete_latency_ms;
   }
   (void)cluster.kill("bench");
   *all = rates;
@@ -195,7 +207,8 @@ int main(int argc, char** argv) {
       if (fuse_modes != "both" && (fuse_modes == "on") != fuse) continue;
       const double cpu0 = cpu_seconds();
       std::vector<double> all;
-      const double median = measure_throughput(acking, fuse, windows, window, extra, &all);
+      RunShape shape;
+      const double median = measure_throughput(acking, fuse, windows, window, extra, &all, &shape);
       const double cpu = cpu_seconds() - cpu0;
       double total = 0;
       for (double r : all) total += r * window_secs;
@@ -207,6 +220,11 @@ int main(int argc, char** argv) {
       std::printf("); CPU %.1f s, %.2f M tuples per CPU second; %.3f of the ring\n", cpu,
                   total / (cpu * windows * window_secs / (windows * window_secs + 1)) / 1e6,
                   median / ring);
+      if (acking) {
+        std::printf(
+            "                   trees in flight at the end %llu, mean complete latency %.2f ms\n",
+            static_cast<unsigned long long>(shape.in_flight), shape.complete_latency_ms);
+      }
     }
   }
 

@@ -123,65 +123,135 @@ TEST(ReceiveQueue, ParkedConsumerWakesForAForcedPushIntoTheOverflow) {
   EXPECT_TRUE(got.load());
 }
 
-TEST(AckTable, MatchesAMapUnderRandomInsertsAndErases) {
-  AckTable<std::uint64_t> table(16);
-  std::map<std::uint64_t, std::uint64_t> model;
-  std::mt19937_64 rng(42);
-  for (int i = 0; i < 200000; ++i) {
-    std::uint64_t key = rng() % 5000 + 1;
-    const auto r = rng() % 6;
-    if (r == 0) {
-      EXPECT_EQ(table.erase(key), model.erase(key) == 1);
-    } else if (r == 1) {
-      auto* v = table.find(key);
-      ASSERT_EQ(v != nullptr, model.count(key) == 1);
-      if (v != nullptr) {
-        table.erase_value(v);
-        model.erase(key);
-      }
-    } else {
-      table.get_or_insert(key) ^= i;
-      model[key] ^= i;
-    }
-  }
-  EXPECT_EQ(table.size(), model.size());
+// Checks `table` against `model` entry by entry, and the other way round.
+void ExpectSameEntries(AckTable<std::uint64_t>& table,
+                       const std::map<std::uint64_t, std::uint64_t>& model) {
+  ASSERT_EQ(table.size(), model.size());
   for (const auto& [k, v] : model) {
     auto* found = table.find(k);
-    ASSERT_NE(found, nullptr);
-    ASSERT_EQ(*found, v);
+    ASSERT_NE(found, nullptr) << std::hex << k;
+    ASSERT_EQ(*found, v) << std::hex << k;
   }
   std::size_t visited = 0;
-  table.for_each([&](std::uint64_t, std::uint64_t&) { ++visited; });
+  table.for_each([&](std::uint64_t k, std::uint64_t& v) {
+    ++visited;
+    auto it = model.find(k);
+    ASSERT_NE(it, model.end()) << std::hex << k;
+    EXPECT_EQ(v, it->second);
+  });
   EXPECT_EQ(visited, model.size());
 }
 
-// Tree ids as spouts make them (a producer prefix in the high bits, a counter
-// in the low ones), a window of them in flight, completing about in order:
-// the table grows, wraps and keeps exactly the window.
-TEST(AckTable, KeepsASlidingWindowOfConsecutiveTreeIds) {
-  AckTable<std::uint64_t> table(16);
-  constexpr std::uint64_t kPrefix = 0x00A7ull << 48;
+// Random inserts, lookups and erases against a std::map, with keys that are
+// not roots (the overflow alone), roots of a few producers whose counters
+// collide in their rings, and both mixed.
+TEST(AckTable, MatchesAMapUnderRandomInsertsAndErases) {
+  struct Case {
+    const char* name;
+    std::uint64_t stride;
+    std::uint64_t (*key)(std::mt19937_64&);
+  };
+  const Case cases[] = {
+      {"plain keys", 1, [](std::mt19937_64& r) { return r() % 5000 + 1; }},
+      {"roots of 3 producers", 1,
+       [](std::mt19937_64& r) { return ((r() % 3 + 1) << 40) | (r() % 5000); }},
+      {"roots 4 apart", 4,
+       [](std::mt19937_64& r) { return ((r() % 2 + 1) << 40) | (4 * (r() % 3000) + 1); }},
+      {"mixed", 1,
+       [](std::mt19937_64& r) {
+         return r() % 2 == 0 ? r() % 5000 + 1 : ((r() % 70000) << 40) | (r() % 300);
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    AckTable<std::uint64_t> table(c.stride);
+    std::map<std::uint64_t, std::uint64_t> model;
+    std::mt19937_64 rng(42);
+    for (int i = 0; i < 200000; ++i) {
+      const std::uint64_t key = c.key(rng);
+      if (key == 0) continue;
+      const auto r = rng() % 6;
+      if (r == 0) {
+        ASSERT_EQ(table.erase(key), model.erase(key) == 1) << std::hex << key;
+      } else if (r == 1) {
+        auto* v = table.find(key);
+        ASSERT_EQ(v != nullptr, model.count(key) == 1) << std::hex << key;
+        if (v != nullptr) {
+          ASSERT_EQ(*v, model[key]);
+        }
+      } else {
+        bool inserted = false;
+        table.get_or_insert(key, &inserted) ^= static_cast<std::uint64_t>(i);
+        ASSERT_EQ(inserted, model.count(key) == 0) << std::hex << key;
+        model[key] ^= static_cast<std::uint64_t>(i);
+      }
+    }
+    ExpectSameEntries(table, model);
+  }
+}
+
+// Roots as spouts make them (a producer in the high bits, a counter in the
+// low ones), from two producers at once, a window of each in flight,
+// completing mostly oldest first: every tree stays in its producer's ring
+// (none falls back to the overflow), and once the windows close the table is
+// back to its smallest.
+TEST(AckTable, KeepsSlidingWindowsOfRootsInRings) {
+  AckTable<std::uint64_t> table;
   constexpr std::uint64_t kWindow = 3000;
   std::mt19937_64 rng(7);
-  std::set<std::uint64_t> model;
-  for (std::uint64_t n = 1; n <= 200000; ++n) {
-    table.get_or_insert(kPrefix | n) = n;
-    model.insert(kPrefix | n);
-    if (model.size() > kWindow) {
-      // Mostly the oldest, sometimes one a little younger.
-      auto it = model.begin();
+  std::map<std::uint64_t, std::uint64_t> model;
+  std::map<int, std::uint64_t> open[2];  // by emit order: its root
+  // Counters start anywhere, near the top of the 40 bits for one of them.
+  std::uint64_t counter[2] = {(std::uint64_t{1} << 40) - 100000, 12345};
+  for (int n = 0; n < 400000; ++n) {
+    const int p = static_cast<int>(rng() % 2);
+    const std::uint64_t root =
+        (static_cast<std::uint64_t>(p + 1) << 40) | (++counter[p] & ((std::uint64_t{1} << 40) - 1));
+    table.get_or_insert(root) = root * 3;
+    model[root] = root * 3;
+    open[p][n] = root;
+    if (open[p].size() > kWindow) {
+      auto it = open[p].begin();
       std::advance(it, static_cast<long>(rng() % 4));
-      ASSERT_TRUE(table.erase(*it)) << std::hex << *it;
-      model.erase(it);
+      ASSERT_TRUE(table.erase(it->second)) << std::hex << it->second;
+      model.erase(it->second);
+      open[p].erase(it);
+    }
+    ASSERT_EQ(table.overflow_size(), 0u) << "at " << n;
+  }
+  ExpectSameEntries(table, model);
+  const std::size_t wide = table.capacity();
+  for (auto& o : open) {
+    for (const auto& [n, root] : o) ASSERT_TRUE(table.erase(root));
+    o.clear();
+  }
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_LT(table.capacity(), wide / 8) << "the rings shrink as their trees complete";
+}
+
+// A tree that stays pending while its producer's counter laps the ring (a
+// slow or lost tree, until the message timeout) moves to the overflow and is
+// still found and erased there; the trees after it keep their ring.
+TEST(AckTable, KeepsATreeThatOutlivesItsRingsLap) {
+  AckTable<std::uint64_t> table;
+  constexpr std::uint64_t kProducer = std::uint64_t{5} << 40;
+  const std::uint64_t straggler = kProducer | 1;
+  table.get_or_insert(straggler) = 42;
+  for (std::uint64_t c = 2; c < 100000; ++c) {
+    table.get_or_insert(kProducer | c) = c;
+    if (c >= 42) {  // keeps 40 after the straggler
+      ASSERT_TRUE(table.erase(kProducer | (c - 40)));
     }
   }
-  EXPECT_EQ(table.size(), model.size());
-  for (std::uint64_t key : model) {
-    auto* v = table.find(key);
-    ASSERT_NE(v, nullptr) << std::hex << key;
-    EXPECT_EQ(*v, key & ~kPrefix);
-  }
-  EXPECT_EQ(table.find(kPrefix | 1), nullptr);
+  EXPECT_EQ(table.overflow_size(), 1u);
+  ASSERT_NE(table.find(straggler), nullptr);
+  EXPECT_EQ(*table.find(straggler), 42u);
+  EXPECT_EQ(table.size(), 41u);
+  EXPECT_TRUE(table.erase(straggler));
+  EXPECT_EQ(table.find(straggler), nullptr);
+  EXPECT_FALSE(table.erase(straggler));
+  EXPECT_EQ(table.overflow_size(), 0u);
+  EXPECT_EQ(table.size(), 40u);
 }
 
 }  // namespace

@@ -4,10 +4,11 @@
 
 namespace rstorm::worker {
 
-AckerExecutor::AckerExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
-                             std::uint64_t seed)
+AckerExecutor::AckerExecutor(const ExecutorEnv& env, const ExecutorPlan& plan, std::uint64_t seed)
     : Executor(env, plan, Transfer::Mode::kBlocking, std::chrono::milliseconds(50), seed),
-      trees_(4096),
+      // Of N acker tasks, each takes every N-th root of a spout (root % N):
+      // an executor of one task sees a spout's roots N apart.
+      trees_(plan.tasks.size() == 1 ? env.plan->acker_tasks.size() : 1),
       timeout_ns_(std::chrono::nanoseconds(env.plan->settings.message_timeout).count()) {}
 
 AckerExecutor::~AckerExecutor() {
@@ -74,7 +75,7 @@ void AckerExecutor::handle(const Envelope& e) {
 
 void AckerExecutor::finish(std::uint64_t root, Entry& entry, bool complete) {
   const TaskId spout = entry.spout;
-  trees_.erase_value(&entry);  // `entry` is gone from here on
+  trees_.erase(root);  // `entry` is gone from here on
   emitter_.send_control(spout, complete ? MessageKind::kAckComplete : MessageKind::kAckFailed,
                         root, 0);
   bump(complete ? stats_.acked : stats_.failed);

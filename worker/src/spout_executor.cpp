@@ -389,7 +389,7 @@ void SpoutExecutor::complete(std::uint64_t root, bool acked) {
   Task& t = *tasks_[static_cast<std::size_t>(p->task)];
   Value msg_id = std::move(p->msg_id);
   const std::int64_t emitted_ns = p->emitted_ns;
-  pending_.erase_value(p);
+  pending_.erase(root);  // `p` is gone from here on
   --t.pending;
   t.last_progress_ns = now_ns_;
   in_flight_.store(pending_.size(), std::memory_order_relaxed);
