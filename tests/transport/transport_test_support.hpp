@@ -1,9 +1,8 @@
 // Shared pieces of the transport tests: a small topology plan, envelopes of
-// every kind, an InboundHandler that counts (and can refuse), and a logger
-// whose lines the tests read back.
+// every kind, an InboundHandler that counts (and can refuse); CapturedLog, a
+// logger whose lines the tests read back, comes from tests/common.
 #pragma once
 
-#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -23,6 +22,7 @@
 
 #include "rstorm/topology_builder.hpp"
 #include "rstorm/worker/topology_plan.hpp"
+#include "tests/common/captured_log.hpp"
 #include "worker/transport/codec.hpp"
 #include "worker/transport/transport.hpp"
 
@@ -133,31 +133,7 @@ class CountingHandler : public InboundHandler {
   std::string last_reason;
 };
 
-// A logger whose formatted lines tests can read.
-struct CapturedLog {
-  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink =
-      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000);
-  std::shared_ptr<spdlog::logger> logger;
-
-  explicit CapturedLog(const std::string& name) {
-    logger = std::make_shared<spdlog::logger>(name, sink);
-    logger->set_level(spdlog::level::info);
-    sink->set_pattern("%l %v");
-  }
-  // Lines containing `needle`.
-  std::vector<std::string> lines_with(const std::string& needle) const {
-    std::vector<std::string> out;
-    for (auto& l : sink->last_formatted()) {
-      if (l.find(needle) != std::string::npos) out.push_back(l);
-    }
-    return out;
-  }
-  std::string all() const {
-    std::string s;
-    for (auto& l : sink->last_formatted()) s += l;
-    return s;
-  }
-};
+using ::rstorm::testing::CapturedLog;
 
 inline TransportOptions options_for(const std::string& topology, std::vector<TaskId> local,
                                     std::shared_ptr<spdlog::logger> logger, int port = 0) {

@@ -49,9 +49,9 @@ TEST(BoltException, ThrowingBoltFailsInputCountsErrorAndOthersCarryOn) {
   EXPECT_EQ(stats->component("bystander")->errors, 0u);
   EXPECT_EQ(stats->component("bystander")->executed, 100u);
   EXPECT_EQ(bystander->received_total(), 100u);
-  EXPECT_NE(log.text().find("[topology=errs component=thrower task=3] execute threw: bad input"),
+  EXPECT_NE(log.all().find("[topology=errs component=thrower task=3] execute threw: bad input"),
             std::string::npos)
-      << log.text();
+      << log.all();
 }
 
 TEST(BoltException, EmitOnUndeclaredStreamFailsInputNamingStream) {
@@ -70,10 +70,10 @@ TEST(BoltException, EmitOnUndeclaredStreamFailsInputNamingStream) {
   ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
   ASSERT_TRUE(eventually([&] { return ledger->failed_total() == 5; }));
   ASSERT_TRUE(cluster.kill("t").is_ok());
-  EXPECT_NE(log.text().find("component 'wrong' emitted to stream 'nowhere', which it does not "
-                            "declare (streams: default)"),
+  EXPECT_NE(log.all().find("component 'wrong' emitted to stream 'nowhere', which it does not "
+                           "declare (streams: default)"),
             std::string::npos)
-      << log.text();
+      << log.all();
 }
 
 }  // namespace

@@ -253,7 +253,7 @@ TEST(Groupings, StreamRoutedOnceDeliversToEveryFixedTargetAndStillRefusesWrongEm
     const std::string expected =
         direct_mistake ? "used emit_direct on stream 'default', which is not declared direct"
                        : "emitted 2 values on stream 'default', which declares 1 fields (n)";
-    EXPECT_NE(log.text().find(expected), std::string::npos) << log.text();
+    EXPECT_NE(log.all().find(expected), std::string::npos) << log.all();
   }
 }
 

@@ -1,7 +1,6 @@
 // Spouts, bolts and polling shared by the runtime tests.
 #pragma once
 
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
 
@@ -20,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/captured_log.hpp"
 #include "tests/common/temp_dir.hpp"
 
 namespace rstorm::testing {
@@ -34,19 +34,6 @@ bool eventually(F done, std::chrono::seconds deadline = std::chrono::seconds(60)
   }
   return done();
 }
-
-// A logger whose lines are kept in memory, for tests that check what was
-// logged: pass `logger` to the cluster, read `text()`.
-struct CapturedLog {
-  std::shared_ptr<std::ostringstream> lines = std::make_shared<std::ostringstream>();
-  std::shared_ptr<spdlog::logger> logger = std::make_shared<spdlog::logger>(
-      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(*lines));
-
-  std::string text() const {
-    logger->flush();
-    return lines->str();
-  }
-};
 
 // What spouts and bolts saw, for assertions. Thread-safe.
 struct Ledger {

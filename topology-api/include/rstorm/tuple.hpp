@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "rstorm/fields.hpp"
@@ -110,7 +111,7 @@ class Tuple {
   Tuple() = default;
   // REQUIRES: `source` outlives the tuple (nullptr gives an empty source).
   Tuple(const StreamInfo* source, TaskId source_task, Values values)
-      : values_(std::move(values)), source_(source), source_task_(source_task) {}
+      : source_(source), source_task_(source_task), values_(std::move(values)) {}
 
   std::size_t size() const { return values_.size(); }
   const Values& values() const { return values_; }
@@ -189,34 +190,30 @@ class Tuple {
   [[noreturn]] void throw_bad_access(std::size_t index, ValueType want) const;
   // Value by value into the tuple's own storage when it is empty (a fresh
   // tuple) or of the same size (a reused one): no generic range assignment.
-  void assign_values(Values&& values) {
+  // Moves the values out of an rvalue, copies them otherwise.
+  template <typename Vs>
+  void assign_values(Vs&& values) {
+    using Element = std::conditional_t<std::is_lvalue_reference_v<Vs>, const Value&, Value&&>;
     const std::size_t n = values.size();
     if (values_.size() == n) {
-      for (std::size_t i = 0; i < n; ++i) values_[i] = std::move(values[i]);
+      for (std::size_t i = 0; i < n; ++i) values_[i] = static_cast<Element>(values[i]);
     } else if (values_.empty() && n <= kInlineValues) {
-      for (std::size_t i = 0; i < n; ++i) values_.emplace_back(std::move(values[i]));
+      for (std::size_t i = 0; i < n; ++i) values_.emplace_back(static_cast<Element>(values[i]));
     } else {
-      values_ = std::move(values);
-    }
-  }
-  void assign_values(const Values& values) {
-    const std::size_t n = values.size();
-    if (values_.size() == n) {
-      for (std::size_t i = 0; i < n; ++i) values_[i] = values[i];
-    } else if (values_.empty() && n <= kInlineValues) {
-      for (std::size_t i = 0; i < n; ++i) values_.emplace_back(values[i]);
-    } else {
-      values_ = values;
+      values_ = std::forward<Vs>(values);
     }
   }
   std::size_t field_index(std::string_view field) const;
 
-  Values values_;
+  // The small fields first, the values (with their inline storage) last: an
+  // acking message, which has no values, is then read and cleared in the
+  // first two cache lines of its envelope, a tuple of two values in three.
   const StreamInfo* source_ = nullptr;
   TaskId source_task_;
   mutable bool completed_ = false;
-  MessageAnchors anchors_;
   mutable std::uint64_t ack_val_ = 0;
+  MessageAnchors anchors_;
+  Values values_;
 };
 
 }  // namespace rstorm

@@ -38,15 +38,20 @@ inline bool travels_with_tuples(MessageKind kind) {
 // A control message keeps its fields inside the (otherwise empty) tuple: the
 // task as its source task, (root, value) as its first anchor. That keeps an
 // envelope at the size of a tuple plus a few bytes.
-struct Envelope {
+//
+// Envelopes are written by one thread and read and cleared by others, so
+// what moves between cores is cache lines: an envelope starts on a line of
+// its own (4 lines in all), with its destination and kind ahead of the
+// tuple's small fields and the values last (see Tuple).
+struct alignas(64) Envelope {
   // User-provided, so that `Envelope()` (a batch's emplace_back) does not
   // zero the whole envelope, the values' inline storage included, before
   // the members' own initializers run.
   Envelope() {}
 
-  Tuple tuple;
   TaskId dest;
   MessageKind kind = MessageKind::kTuple;
+  Tuple tuple;
 
   // Makes a used envelope a fresh one for `d` (values are assigned by the
   // caller): a fused member's envelope is reused for every tuple.
