@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <optional>
 #include <set>
 
 #include "test_helpers.hpp"
@@ -148,6 +149,72 @@ TEST(Fusion, ThrowingMemberFailsItsInputAndTheReplayCompletes) {
   EXPECT_EQ(component(*stats, "a").errors, static_cast<std::uint64_t>(kN / 100));
   EXPECT_EQ(spout->failed_total(), static_cast<std::size_t>(kN / 100));
   EXPECT_EQ(threads->names, std::set<std::string>{"rs:spout"});
+}
+
+// With acking, a tree that runs wholly inside its fused spout's emit is
+// completed by the spout itself: spout -> a -> b, all fused, and the acker
+// sees nothing of the trees a and b ack at once. A tree a fails, or whose
+// input a holds and acks on a later execute, still goes through the acker:
+// it fails, or completes, as without fusion.
+TEST(Fusion, TreesAckedInsideTheSpoutsEmitCompleteWithoutTheAcker) {
+  constexpr std::int64_t kN = 5000;
+  for (bool mixed : {false, true}) {
+    SCOPED_TRACE(mixed ? "some failed or acked later" : "all acked at once");
+    auto spout = std::make_shared<Ledger>(), a = std::make_shared<Ledger>(),
+         b = std::make_shared<Ledger>();
+    auto threads = std::make_shared<Threads>();
+    auto held = std::make_shared<std::optional<Tuple>>();
+    TopologyBuilder builder;
+    builder.set_spout("spout", counting_spout(spout, kN, true));
+    builder
+        .set_bolt("a", recording_bolt(a,
+                                      [=](const Tuple& t, OutputCollector& out) {
+                                        threads->record();
+                                        if (held->has_value()) {
+                                          out.ack(**held);  // acked one execute late
+                                          held->reset();
+                                        }
+                                        const std::int64_t n = t.get_int(0);
+                                        if (mixed && n % 10 == 3) {
+                                          out.fail(t);
+                                        } else if (mixed && n % 10 == 7) {
+                                          *held = t;
+                                        } else {
+                                          out.emit(t, {n});
+                                          out.ack(t);
+                                        }
+                                      }))
+        .local_or_shuffle_grouping("spout");
+    builder.set_bolt("b", recording_bolt(b)).local_or_shuffle_grouping("a");
+    auto t = builder.build();
+    ASSERT_TRUE(t.ok());
+    LocalCluster cluster;
+    ASSERT_TRUE(cluster.submit("t", fused(), *t).is_ok());
+    const std::size_t failed = mixed ? kN / 10 : 0;
+    ASSERT_TRUE(eventually([&] {
+      return spout->acked_total() + spout->failed_total() == static_cast<std::size_t>(kN);
+    })) << spout->acked_total()
+        << " acked, " << spout->failed_total() << " failed";
+    EXPECT_EQ(spout->failed_total(), failed);
+    {
+      std::lock_guard lock(spout->mutex);
+      for (std::int64_t n = 0; n < kN; ++n) {
+        const bool fails = mixed && n % 10 == 3;
+        ASSERT_EQ(spout->acks.count(n), fails ? 0u : 1u) << n;
+        ASSERT_EQ(spout->fails.count(n), fails ? 1u : 0u) << n;
+      }
+    }
+    auto stats = cluster.stats("t");
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(component(*stats, "a").fused_into, "spout");
+    EXPECT_EQ(component(*stats, "b").fused_into, "a");
+    EXPECT_EQ(component(*stats, "spout").acked, static_cast<std::uint64_t>(kN) - failed);
+    EXPECT_EQ(component(*stats, "b").executed, static_cast<std::uint64_t>(kN) - kN / 5 * mixed);
+    // The acker saw only the trees that left the emit unfinished: each of
+    // those sent it an init and an ack or a fail.
+    EXPECT_EQ(component(*stats, "__acker").executed, mixed ? 2u * (kN / 5) : 0u);
+    EXPECT_EQ(threads->names, std::set<std::string>{"rs:spout"});
+  }
 }
 
 // What does not qualify keeps its own thread: fusion off; two inputs; a

@@ -93,9 +93,14 @@ class BoltExecutor::Collector final : public OutputCollector {
   [[gnu::noinline]] void send_acks(const Tuple& input) {
     Emitter& em = ex_.emitter_;
     const MessageAnchors& roots = input.anchors();
+    LocalTree* local = ex_.local_tree_;
     for (std::size_t r = 0; r < roots.size(); ++r) {
-      em.send_control(em.acker_for(roots[r].root), MessageKind::kAck, roots[r].root,
-                      roots[r].edge ^ input.ack_val());
+      const std::uint64_t value = roots[r].edge ^ input.ack_val();
+      if (local != nullptr && local->root == roots[r].root) {
+        local->acks ^= value;  // the tree its fused spout head is emitting
+        continue;
+      }
+      em.send_control(em.acker_for(roots[r].root), MessageKind::kAck, roots[r].root, value);
     }
   }
 

@@ -56,6 +56,7 @@ void Executor::start() {
 
 bool Executor::open_members() {
   for (Executor* m : members_) {
+    m->local_tree_ = local_tree_;
     if (!m->open_inline()) return false;
   }
   return true;

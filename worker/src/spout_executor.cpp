@@ -34,6 +34,13 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     const bool reliable = !msg_id.is_null();
     if (reliable && em.acking()) {
       const std::uint64_t root = em.next_root();
+      // Fused members run the tuples inside commit(); their acks of this
+      // tree are XORed into `local` (see LocalTree).
+      LocalTree* local = ex_.local_tree_;
+      if (local != nullptr) {
+        local->root = root;
+        local->acks = 0;
+      }
       std::uint64_t all_edges = 0;
       for (std::size_t i = 0; i < n; ++i) {
         Tuple& t = em.begin_tuple(targets[i], &route.info, task_,
@@ -43,7 +50,16 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
         all_edges ^= edge;
         em.commit();
       }
-      em.send_control(em.acker_for(root), MessageKind::kAckInit, root, all_edges, task_);
+      std::uint64_t init = all_edges;
+      if (local != nullptr) {
+        init ^= local->acks;
+        local->root = 0;
+      }
+      if (local != nullptr && init == 0) {
+        ex_.completed_here_.push_back(root);
+      } else {
+        em.send_control(em.acker_for(root), MessageKind::kAckInit, root, init, task_);
+      }
       Pending& p = ex_.pending_.get_or_insert(root);
       p.msg_id = std::move(msg_id);
       p.task = task_index_;
@@ -110,6 +126,9 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
     t->limit = std::max(kInitialPendingLimit, min_limit_);
     tasks_.push_back(std::move(t));
   }
+  // A fused head with acking completes the trees that run wholly on its
+  // thread itself (LocalTree); run() drops it when there are no members.
+  if (env.plan->acking()) local_tree_ = &local_tree_state_;
   coordinator_ = env.plan->checkpoint.enabled &&
                  std::find(plan.tasks.begin(), plan.tasks.end(),
                            env.plan->checkpoint_coordinator) != plan.tasks.end();
@@ -144,6 +163,9 @@ void SpoutExecutor::run() {
       return;
     }
   }
+  // Only a fused head completes trees itself (its members, opened before
+  // run(), share local_tree_).
+  if (!has_members()) local_tree_ = nullptr;
   mark_ready();
   // Set by the runtime's restore, after this executor was made.
   if (coordinator_) checkpoint_id_ = env_.plan->checkpoint_restored;
@@ -164,6 +186,7 @@ void SpoutExecutor::run() {
     const bool blocked = transfer_.has_backlog() && !transfer_.flush();
     stats_.throttled.store(blocked, std::memory_order_relaxed);
     if (active_ && !blocked && now_ns_ >= next_poll_ns_) work = call_next_tuple() || work;
+    complete_here();
     ack_unreliable();
     transfer_.flush();
     track_progress(blocked);
@@ -445,6 +468,15 @@ void SpoutExecutor::expire_timed_out(std::int64_t now) {
     if (now - p.emitted_ns >= timeout_ns_) expired.push_back(root);
   });
   for (std::uint64_t root : expired) complete(root, false);
+}
+
+void SpoutExecutor::complete_here() {
+  if (completed_here_.empty()) return;
+  progressed_ = true;
+  // A spout may emit from ack(), adding to completed_here_ meanwhile.
+  completing_.swap(completed_here_);
+  for (std::uint64_t root : completing_) complete(root, true);
+  completing_.clear();
 }
 
 void SpoutExecutor::ack_unreliable() {

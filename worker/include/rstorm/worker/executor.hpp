@@ -43,6 +43,18 @@ struct ExecutorEnv {
   CheckpointUploader* uploader = nullptr;
 };
 
+// A fused chain with acking (topology.fuse.executors): while its spout head
+// emits a reliable tuple, the members run that tuple's tree on the same
+// thread, inside the emit. Their acks of it are XORed here instead of sent to
+// an acker; the spout then sends the acker one init carrying the XOR of its
+// edges and of those acks, or, when that is zero (the whole tree ran and was
+// acked inside the emit), sends nothing and completes the tree itself. A tree
+// that reaches other threads completes at the acker as before.
+struct LocalTree {
+  std::uint64_t root = 0;  // the tree being emitted; 0: none
+  std::uint64_t acks = 0;  // XOR of the acks of it made meanwhile
+};
+
 // One error a task reported or threw, kept for heartbeats.
 struct RecentError {
   TaskId task;
@@ -151,9 +163,11 @@ class Executor {
   // exception fails the task's part.
   virtual void before_snapshot(TaskId task, std::int64_t id) {}
 
-  // Opens the fused members (recursively); false when one failed.
+  // Opens the fused members (recursively), handing them local_tree_; false
+  // when one failed.
   bool open_members();
   void close_members();
+  bool has_members() const { return !members_.empty(); }
 
   const ExecutorEnv& env_;
   const ExecutorPlan& plan_;
@@ -162,6 +176,9 @@ class Executor {
   Transfer transfer_;
   Emitter emitter_;
   IdleStrategy idle_;
+  // A spout head's tree being emitted, shared with its fused members (on its
+  // thread); nullptr when not in such a chain.
+  LocalTree* local_tree_ = nullptr;
 
  private:
   std::atomic<bool> stop_{false};

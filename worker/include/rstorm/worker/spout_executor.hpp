@@ -69,6 +69,9 @@ class SpoutExecutor final : public Executor {
   void expire_timed_out(std::int64_t now);
   bool call_next_tuple();
   void ack_unreliable();
+  // Completes the trees that ran and were acked wholly inside their emit
+  // (LocalTree): after next_tuple, never inside it.
+  void complete_here();
   void apply_activation();
   void adapt_limit(Task& t, std::int64_t latency_ns);
   // At its bound with nothing completed for window_starve: doubles the bound.
@@ -80,6 +83,9 @@ class SpoutExecutor final : public Executor {
   std::vector<std::unique_ptr<Task>> tasks_;
   AckTable<Pending> pending_;
   std::vector<std::pair<int, Value>> immediate_acks_;  // acking off: ack at once
+  std::vector<std::uint64_t> completed_here_;          // roots; see complete_here()
+  std::vector<std::uint64_t> completing_;              // complete_here()'s, reused
+  LocalTree local_tree_state_;                         // local_tree_ when a fused head
   std::atomic<bool> want_active_{true};
   bool active_ = false;
   std::atomic<std::uint64_t> in_flight_{0};
