@@ -168,8 +168,18 @@ Result<scheduler::TopologyRequest> request_from_structure(
     spec.cpu = c.resources.cpu_pcore_percent;
     spec.generic =
         scheduler::GenericResources(c.resources.generic.begin(), c.resources.generic.end());
+    auto own = config_from_thrift(c.config);
+    if (!own) return own.status();
+    try {
+      spec.ticks = scheduler::gets_ticks(*own, config);
+    } catch (const ConfigError& e) {
+      return Status(ErrorCode::kInvalidArgument, "component '" + c.id + "': " + e.what());
+    }
     scheduler::add_component(request, spec);
-    for (const auto& in : c.inputs) request.edges.push_back(scheduler::Edge{in.component, c.id});
+    for (const auto& in : c.inputs) {
+      request.edges.push_back(scheduler::Edge{
+          in.component, c.id, in.grouping.type == thrift::GroupingType::LOCAL_OR_SHUFFLE});
+    }
   }
   auto applied = scheduler::apply_topology_config(std::move(request), config);
   if (!applied) return Status(ErrorCode::kInvalidArgument, applied.error().message);

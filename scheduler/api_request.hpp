@@ -22,8 +22,8 @@ namespace rstorm::scheduler {
 // topology.acker.executors (null: one per worker),
 // topology.acker.resources.onheap.memory.mb, topology.acker.cpu.pcore.percent,
 // topology.scheduler.strategy, topology.scheduler.improve.max.evaluations,
-// topology.scheduler.exact.max.executors. A wrong type or value is an Error naming the
-// key and where it came from.
+// topology.scheduler.exact.max.executors, topology.fuse.executors. A wrong type or value is an
+// Error naming the key and where it came from.
 inline Result<TopologyRequest> apply_topology_config(TopologyRequest request,
                                                      const rstorm::Config& config) {
   try {
@@ -57,6 +57,9 @@ inline Result<TopologyRequest> apply_topology_config(TopologyRequest request,
       request.exact_max_executors = static_cast<int>(
           std::max<std::int64_t>(0, config.get_int("topology.scheduler.exact.max.executors")));
     }
+    if (config.contains("topology.fuse.executors")) {
+      request.fuse_executors = config.get_bool("topology.fuse.executors");
+    }
     if (config.contains("topology.scheduler.strategy")) {
       const std::string name = config.get_string("topology.scheduler.strategy");
       const auto strategy = parse_strategy(name);
@@ -71,6 +74,15 @@ inline Result<TopologyRequest> apply_topology_config(TopologyRequest request,
     return Error{e.what()};
   }
   return request;
+}
+
+// Whether a component's executors get tick tuples: topology.tick.tuple.freq.secs
+// over 0 in its own config, else in the topology's. Throws rstorm::ConfigError.
+inline bool gets_ticks(const rstorm::Config& component, const rstorm::Config& topology) {
+  constexpr std::string_view key = rstorm::keys::kTopologyTickTupleFreqSecs;
+  const rstorm::Config& c = component.contains(key) ? component : topology;
+  const auto* entry = c.find(key);
+  return entry != nullptr && !entry->value.is_null() && c.get_int(key) > 0;
 }
 
 // The request for topology `name` built by the API: one executor per unit of
@@ -90,9 +102,15 @@ inline Result<TopologyRequest> request_from_topology(const std::string& name,
     component.offheap_mb = c.resources.offheap_mb;
     component.cpu = c.resources.cpu_points;
     component.generic = GenericResources(c.resources.generic.begin(), c.resources.generic.end());
+    try {
+      component.ticks = gets_ticks(c.config, config);
+    } catch (const rstorm::ConfigError& e) {
+      return Error{"component '" + c.id + "': " + e.what()};
+    }
     add_component(request, component);
     for (const rstorm::InputSpec& input : c.inputs) {
-      request.edges.push_back(Edge{input.component, c.id});
+      request.edges.push_back(Edge{input.component, c.id,
+                                   input.grouping.type == rstorm::GroupingType::kLocalOrShuffle});
     }
   }
   return apply_topology_config(std::move(request), config);

@@ -39,6 +39,8 @@ inline constexpr std::uint64_t kDefaultImproveMaxEvaluations = 5000;
 // runs when the topology has at most this many executors to place and the
 // cluster at most kExactMaxNodes candidate nodes; 0 turns it off.
 inline constexpr int kDefaultExactMaxExecutors = 0;
+// topology.fuse.executors (conf/defaults.yaml says the same).
+inline constexpr bool kDefaultFuseExecutors = false;
 
 struct ComponentSpec {
   std::string name;
@@ -49,6 +51,7 @@ struct ComponentSpec {
   double offheap_mb = kDefaultOffHeapMb;
   double cpu = kDefaultCpu;
   GenericResources generic;
+  bool ticks = false;  // gets tick tuples (topology.tick.tuple.freq.secs > 0)
 };
 
 struct ExecutorRequest {
@@ -63,10 +66,11 @@ struct ExecutorRequest {
   double memory_mb() const { return onheap_mb + offheap_mb; }
 };
 
-// Tuples flow from `from` to `to` (any stream, any grouping).
+// Tuples flow from `from` to `to` (one input of `to`: a stream and a grouping).
 struct Edge {
   std::string from;
   std::string to;
+  bool local_or_shuffle = false;  // the input's grouping
 };
 
 struct TopologyRequest {
@@ -85,6 +89,9 @@ struct TopologyRequest {
   Strategy strategy = Strategy::kResourceAware;
   std::uint64_t improve_max_evaluations = kDefaultImproveMaxEvaluations;
   int exact_max_executors = kDefaultExactMaxExecutors;
+  // topology.fuse.executors: a bolt a worker may run on its producer's thread
+  // (fusion.hpp) is placed with it, executor i beside executor i, as one unit.
+  bool fuse_executors = kDefaultFuseExecutors;
   // Where each executor runs now (rescheduling); empty or nullopt = not placed.
   // Executors whose slot is still in the cluster stay where they are.
   std::vector<std::optional<WorkerSlot>> current;

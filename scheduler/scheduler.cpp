@@ -6,6 +6,7 @@
 #include <set>
 
 #include "scheduler/cluster_state.hpp"
+#include "scheduler/fusion.hpp"
 #include "scheduler/resource_aware_scheduler.hpp"
 #include "scheduler/round_robin_scheduler.hpp"
 
@@ -172,16 +173,20 @@ Result<ScheduleResult> schedule(const Cluster& cluster,
     }
     ClusterState trial = state;  // committed only if the whole topology fits
     for (const auto& [n, port] : held[index]) trial.release_port(n, port);
+    // Fused chains are placed as units (fusion.hpp).
+    const std::optional<FusedRequest> fused = fault.empty() ? fuse(request) : std::nullopt;
+    const TopologyRequest& placed = fused ? fused->merged : request;
     if (fault.empty() && request.strategy == Strategy::kResourceAware) {
-      fault = precheck(trial, request);
+      fault = precheck(trial, placed);
     }
     if (!fault.empty()) {
       result.topologies[index] = unscheduled(request, std::move(fault));
       continue;
     }
     TopologyPlacement placement = request.strategy == Strategy::kRoundRobin
-                                      ? schedule_round_robin(trial, request)
-                                      : schedule_resource_aware(trial, request);
+                                      ? schedule_round_robin(trial, placed)
+                                      : schedule_resource_aware(trial, placed);
+    if (fused) placement = unfuse(std::move(placement), *fused, request);
     if (placement.scheduled) state = std::move(trial);
     result.topologies[index] = std::move(placement);
   }

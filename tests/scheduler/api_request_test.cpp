@@ -4,6 +4,8 @@
 
 #include <rstorm/rstorm.hpp>
 
+#include "scheduler/fusion.hpp"
+
 namespace rstorm::scheduler {
 namespace {
 
@@ -93,6 +95,46 @@ TEST(ApiRequestTest, PlacementSearchKeysAreRead) {
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d.value().improve_max_evaluations, kDefaultImproveMaxEvaluations);
   EXPECT_EQ(d.value().exact_max_executors, kDefaultExactMaxExecutors);
+}
+
+TEST(ApiRequestTest, FusionKeysGroupingsAndTicksAreRead) {
+  rstorm::TopologyBuilder b;
+  b.set_spout(
+      "words", [] { return std::make_unique<NullSpout>(); }, 2);
+  b.set_bolt("upper", rstorm::BasicBoltFactory([] { return std::make_unique<NullBolt>(); }), 2)
+      .local_or_shuffle_grouping("words");
+  b.set_bolt("tick", rstorm::BasicBoltFactory([] { return std::make_unique<NullBolt>(); }), 2)
+      .local_or_shuffle_grouping("upper")
+      .add_configuration("topology.tick.tuple.freq.secs", 5);
+  b.set_bolt("sink", rstorm::BasicBoltFactory([] { return std::make_unique<NullBolt>(); }), 2)
+      .shuffle_grouping("upper");
+  auto topology = b.build();
+  ASSERT_TRUE(topology.ok()) << topology.status().message();
+  rstorm::Config config;
+  config.set("topology.fuse.executors", true, "test");
+  Result<TopologyRequest> r = request_from_topology("f", topology.value().spec(), config);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r.value().fuse_executors);
+  std::map<std::string, bool> local_or_shuffle, ticks;
+  for (const Edge& e : r.value().edges) local_or_shuffle[e.to] = e.local_or_shuffle;
+  for (const ComponentSpec& c : r.value().components) ticks[c.name] = c.ticks;
+  EXPECT_TRUE(local_or_shuffle["upper"]);
+  EXPECT_TRUE(local_or_shuffle["tick"]);
+  EXPECT_FALSE(local_or_shuffle["sink"]);
+  EXPECT_TRUE(ticks["tick"]);
+  EXPECT_FALSE(ticks["upper"]);
+  EXPECT_EQ(fused_components(r.value()), (std::map<std::string, std::string>{{"upper", "words"}}));
+
+  // Ticks for the whole topology: nothing is fused.
+  config.set("topology.tick.tuple.freq.secs", 1, "test");
+  r = request_from_topology("f", topology.value().spec(), config);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(fused_components(r.value()).empty());
+
+  Result<TopologyRequest> off =
+      request_from_topology("f", topology.value().spec(), rstorm::Config());
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off.value().fuse_executors, kDefaultFuseExecutors);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
 
+#include <atomic>
 #include <set>
 
 #include "rstorm/topology_library.hpp"
@@ -217,6 +218,110 @@ TEST_F(SlotRuntimeTest, AssignmentDisagreeingWithTheTopologyNamesTheComponent) {
   rt = make(executors, 6700);
   ASSERT_FALSE(rt.ok());
   EXPECT_NE(rt.status().message().find("'split'"), std::string::npos) << rt.status().message();
+}
+
+// Emits 0..limit-1 reliably and counts the trees acked.
+class NumberSpout : public Spout {
+ public:
+  NumberSpout(int limit, std::shared_ptr<std::atomic<int>> acked)
+      : limit_(limit), acked_(std::move(acked)) {}
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector& out) override {
+    out_ = &out;
+  }
+  void next_tuple() override {
+    if (next_ < limit_) out_->emit({Value(std::int64_t{next_})}, Value(std::int64_t{next_}));
+    ++next_;
+  }
+  void ack(const Value&) override { acked_->fetch_add(1); }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare({"n"}); }
+
+ private:
+  int limit_;
+  int next_ = 0;
+  std::shared_ptr<std::atomic<int>> acked_;
+  SpoutOutputCollector* out_ = nullptr;
+};
+
+class PassBolt : public BasicBolt {
+ public:
+  void execute(const Tuple& t, BasicOutputCollector& out) override { out.emit({t.get_int(0)}); }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare({"n"}); }
+};
+
+// s(2) -> a(2) by local-or-shuffle, fused, in two slots: a is fused into s
+// in a slot only when every slot holds as many executors of s as of a.
+TEST_F(SlotRuntimeTest, FusesPerWorkerWhenEveryWorkerHoldsAsManyOfEach) {
+  auto acked = std::make_shared<std::atomic<int>>(0);
+  TopologyBuilder b;
+  b.set_spout(
+      "s", [acked] { return std::make_unique<NumberSpout>(500, acked); }, 2);
+  b.set_bolt("a", BasicBoltFactory([] { return std::make_unique<PassBolt>(); }), 2)
+      .local_or_shuffle_grouping("s");
+  auto built = b.build();
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  topology_.emplace(*built);
+  config_.set("topology.fuse.executors", true);
+  auto fused_into = [](SlotRuntime& rt) {
+    const ComponentStats* a = rt.stats().component("a");
+    return a == nullptr ? std::string("(none)") : a->fused_into;
+  };
+  // Tasks: a 1-2, s 3-4 (components by id).
+  {  // one s and one a in each slot: fused in both, every tree acked
+    const std::vector<SpecExecutor> alike = {{"a", 1, 1, "n", 6700},
+                                             {"a", 2, 2, "n", 6701},
+                                             {"s", 3, 3, "n", 6700},
+                                             {"s", 4, 4, "n", 6701}};
+    auto x = make(alike, 6700);
+    auto y = make(alike, 6701);
+    ASSERT_TRUE(x.ok()) << x.status().message();
+    ASSERT_TRUE(y.ok()) << y.status().message();
+    EXPECT_EQ(fused_into(**x), "s");
+    EXPECT_EQ(fused_into(**y), "s");
+    route_to_each_other(**x, **y);
+    (*x)->start();
+    (*y)->start();
+    ASSERT_TRUE(eventually([&] { return acked->load() == 1000; })) << acked->load();
+    (*x)->stop();
+    (*y)->stop();
+  }
+  acked->store(0);
+  {  // 6700 holds one of each, but 6701 has only s and 6702 only a: s in 6701
+     // sends to a in 6700 and 6702, so no slot fuses
+    config_.set("topology.fuse.executors", true);
+    TopologyBuilder three;
+    three.set_spout(
+        "s", [acked] { return std::make_unique<NumberSpout>(500, acked); }, 3);
+    three.set_bolt("a", BasicBoltFactory([] { return std::make_unique<PassBolt>(); }), 3)
+        .local_or_shuffle_grouping("s");
+    auto t = three.build();
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    topology_.emplace(*t);
+    // Tasks: a 1-3, s 4-6.
+    const std::vector<SpecExecutor> apart = {{"a", 1, 1, "n", 6700}, {"a", 2, 2, "n", 6702},
+                                             {"a", 3, 3, "n", 6702}, {"s", 4, 4, "n", 6700},
+                                             {"s", 5, 5, "n", 6701}, {"s", 6, 6, "n", 6701}};
+    std::vector<std::unique_ptr<SlotRuntime>> rts;
+    for (int port : {6700, 6701, 6702}) {
+      auto rt = make(apart, port);
+      ASSERT_TRUE(rt.ok()) << rt.status().message();
+      rts.push_back(std::move(rt).value());
+    }
+    EXPECT_EQ(fused_into(*rts[0]), "");
+    EXPECT_EQ(fused_into(*rts[2]), "");
+    const auto& slots = rts[0]->task_slots();
+    for (std::size_t i = 1; i < slots.size(); ++i) {
+      const TaskId task(static_cast<int>(i));
+      SlotRuntime* owner = nullptr;
+      for (auto& rt : rts) owner = slots[i] == rt->self() ? rt.get() : owner;
+      ASSERT_NE(owner, nullptr) << i;
+      for (auto& rt : rts) {
+        if (rt.get() != owner) rt->route(task, owner->runtime().sink_of(task));
+      }
+    }
+    for (auto& rt : rts) rt->start();
+    ASSERT_TRUE(eventually([&] { return acked->load() == 1500; })) << acked->load();
+    for (auto& rt : rts) rt->stop();
+  }
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <iterator>
-#include <tuple>
+#include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 namespace rstorm::worker_process {
 
@@ -168,9 +169,14 @@ api::Result<std::unique_ptr<SlotRuntime>> SlotRuntime::create(SlotRuntimeOptions
     placement.remote_task_sinks[t] = rt->routed_[t].get();
   }
   std::set<int> local_tasks;
+  std::map<SlotKey, std::uint32_t> worker_number;
+  placement.worker_of.assign(n, 0);
   for (const auto& ep : plan->executors) {
     const auto first = static_cast<std::size_t>(ep.tasks.front().value);
-    placement.run_here[static_cast<std::size_t>(ep.index)] = rt->task_slots_[first] == rt->self_;
+    const SlotKey& slot = rt->task_slots_[first];
+    placement.worker_of[static_cast<std::size_t>(ep.index)] =
+        worker_number.emplace(slot, static_cast<std::uint32_t>(worker_number.size())).first->second;
+    placement.run_here[static_cast<std::size_t>(ep.index)] = slot == rt->self_;
     if (!placement.run_here[static_cast<std::size_t>(ep.index)]) continue;
     for (auto t : ep.tasks) local_tasks.insert(t.value);
     if (ep.component->role == worker::ExecutorRole::kAcker) continue;

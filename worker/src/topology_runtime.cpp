@@ -150,7 +150,7 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
     rt->uploader_ = std::make_unique<CheckpointUploader>(rt->env_);
     rt->env_.uploader = rt->uploader_.get();
   }
-  if (rt->plan_->settings.fuse_executors) rt->fuse_executors();
+  if (rt->plan_->settings.fuse_executors) rt->fuse_executors(placement.worker_of);
   return rt;
 }
 
@@ -209,14 +209,17 @@ api::Status TopologyRuntime::restore_checkpoint() {
 }
 
 // A bolt B is fused into its producer A when B's only input is A by
-// local-or-shuffle, A is a spout or a bolt with as many executors as B, every
-// executor of both runs here, and B has no tick tuples nor timer. Executor i of A then
-// runs executor i of B on its thread, and sends B's input only to that
-// executor's tasks: each member has one producer, so its tasks still run on one
-// thread, and nothing else (no other component, no other worker) sends to it.
-// Chains form (A -> B -> C) when C is fused into B. Per-executor counters,
-// acking, backpressure downstream and errors are those of separate executors.
-void TopologyRuntime::fuse_executors() {
+// local-or-shuffle, A is a spout or a bolt, every worker (this one included,
+// with at least one) runs as many executors of A as of B, and B has no tick
+// tuples nor timer. The scheduler places them so (scheduler/fusion.hpp). The
+// i-th executor of A here then runs the i-th of B here on its thread, and
+// sends B's input only to that executor's tasks: each member has one
+// producer, so its tasks still run on one thread, and nothing else (no other
+// component; no other worker, whose A has B's tasks of its own to prefer)
+// sends to it. Chains form (A -> B -> C) when C is fused into B. Per-executor
+// counters, acking, backpressure downstream and errors are those of separate
+// executors.
+void TopologyRuntime::fuse_executors(const std::vector<std::uint32_t>& worker_of) {
   std::map<std::string, std::vector<std::pair<const ComponentPlan*, const Subscription*>>, std::less<>>
       inputs;
   for (const auto& c : plan_->components) {
@@ -226,13 +229,20 @@ void TopologyRuntime::fuse_executors() {
   }
   auto local_executors = [&](const ComponentPlan* c) {
     std::vector<Executor*> out;
-    std::size_t planned = 0;
-    for (const auto& ep : plan_->executors) planned += ep.component == c ? 1 : 0;
     for (const auto& ex : executors_) {
       if (ex->plan().component == c) out.push_back(ex.get());
     }
-    if (out.size() != planned) out.clear();  // some run elsewhere
     return out;
+  };
+  // Every worker runs as many executors of a as of b.
+  auto spread_alike = [&](const ComponentPlan* a, const ComponentPlan* b) {
+    std::map<std::uint32_t, int> balance;
+    for (const auto& ep : plan_->executors) {
+      const auto i = static_cast<std::size_t>(ep.index);
+      const std::uint32_t w = i < worker_of.size() ? worker_of[i] : 0;
+      balance[w] += (ep.component == a ? 1 : 0) - (ep.component == b ? 1 : 0);
+    }
+    return std::all_of(balance.begin(), balance.end(), [](const auto& e) { return e.second == 0; });
   };
   for (const auto& b : plan_->components) {
     if (b->role != ExecutorRole::kBolt) continue;
@@ -244,7 +254,7 @@ void TopologyRuntime::fuse_executors() {
     if (config_int(b->config, keys::kTopologyTickTupleFreqSecs, 0) > 0) continue;
     const auto heads = local_executors(a);
     const auto members = local_executors(b.get());
-    if (heads.empty() || heads.size() != members.size()) continue;
+    if (heads.empty() || heads.size() != members.size() || !spread_alike(a, b.get())) continue;
     if (!std::all_of(members.begin(), members.end(),
                      [](const Executor* m) { return m->can_run_inline(); })) {
       continue;

@@ -42,6 +42,11 @@ struct ExecutorPlacement {
   // other workers group their tasks into executors may change (a rebalance)
   // while this runtime keeps running.
   std::vector<TupleSink*> remote_task_sinks;
+  // Index: plan executor index; which worker runs it, as a number (the same
+  // number for the same worker). Empty: every executor runs here. Fusion
+  // needs it: a bolt runs on its producer's threads only if every worker
+  // holds as many executors of one as of the other.
+  std::vector<std::uint32_t> worker_of;
 };
 
 // Whether the executors run here make progress (see Executor::stalled_ns).
@@ -130,7 +135,7 @@ class TopologyRuntime {
   api::Status restore_checkpoint();
   // topology.fuse.executors: joins producer -> consumer pairs that can share
   // a thread (see the definition) before the executors start.
-  void fuse_executors();
+  void fuse_executors(const std::vector<std::uint32_t>& worker_of);
 
   Topology topology_;  // keeps the factories' library loaded
   std::unique_ptr<TopologyPlan> plan_;
