@@ -604,6 +604,11 @@ Status Nimbus::supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat
     } else {
       worker_stalls_.erase(key);
     }
+    if (w.__isset.fused && !w.fused.empty()) {
+      worker_fused_[key] = {w.fused, t};
+    } else {
+      worker_fused_.erase(key);
+    }
   }
   lock.unlock();
   record_errors(heartbeat);

@@ -250,6 +250,9 @@ class Nimbus {
   // What the workers of `topology_id` report of a stall, merged; none when
   // every worker makes progress.
   std::optional<thrift::StallInfo> stall_of(const std::string& topology_id);
+  // The components the workers of `topology_id` run fused, merged over the
+  // workers heartbeating now: component -> producer.
+  std::map<std::string, std::string> fused_of(const std::string& topology_id);
   // The topology's workers that exit or cannot start, as their supervisors
   // last reported them (reports of a supervisor gone silent are dropped).
   std::vector<thrift::WorkerFailure> failures_of(const std::string& topology_id);
@@ -283,6 +286,9 @@ class Nimbus {
   std::map<SlotKey, std::int64_t> worker_beats_;                    // guarded by mutex_
   // Workers whose last heartbeat reported a stall, with the beat's time (ms).
   std::map<SlotKey, std::pair<thrift::StallInfo, std::int64_t>> worker_stalls_;  // guarded by mutex_
+  // Workers whose last heartbeat reported fused components, with its time (ms).
+  std::map<SlotKey, std::pair<std::map<std::string, std::string>, std::int64_t>>
+      worker_fused_;  // guarded by mutex_
   // supervisor id -> its failing workers and when it said so; guarded by mutex_
   std::map<std::string, std::pair<std::vector<thrift::WorkerFailure>, std::int64_t>>
       supervisor_failures_;

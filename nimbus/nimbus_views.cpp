@@ -178,6 +178,18 @@ std::optional<thrift::StallInfo> Nimbus::stall_of(const std::string& topology_id
   return out;
 }
 
+std::map<std::string, std::string> Nimbus::fused_of(const std::string& topology_id) {
+  const std::int64_t fresh_after = now() - options_.task_timeout.count();
+  std::map<std::string, std::string> out;
+  std::lock_guard lock(mutex_);
+  for (auto it = worker_fused_.lower_bound(SlotKey{topology_id, "", 0});
+       it != worker_fused_.end() && it->first.topology == topology_id; ++it) {
+    if (it->second.second >= fresh_after)
+      out.insert(it->second.first.begin(), it->second.first.end());
+  }
+  return out;
+}
+
 Result<thrift::ClusterSummary> Nimbus::cluster_info() {
   thrift::ClusterSummary out;
   std::map<std::string, scheduler::NodeUsage> usage;
@@ -274,6 +286,7 @@ Result<thrift::TopologyInfo> Nimbus::topology_info(const std::string& id_or_name
       info.__set_checkpoints(std::move(*c));
     }
   }
+  if (auto fused = fused_of(record.id); !fused.empty()) info.__set_fused(std::move(fused));
   return info;
 }
 

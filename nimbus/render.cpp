@@ -257,6 +257,23 @@ std::string render_cluster_json(const thrift::ClusterSummary& cluster) {
          "\n";
 }
 
+namespace {
+
+// "spout > a > b", "spout > (a, c > d)": a producer, then what runs on its threads.
+std::string chain_text(const std::string& head,
+                       const std::map<std::string, std::vector<std::string>>& members) {
+  auto it = members.find(head);
+  if (it == members.end()) return head;
+  if (it->second.size() == 1) return head + " > " + chain_text(it->second.front(), members);
+  std::string out = head + " > (";
+  for (std::size_t i = 0; i < it->second.size(); ++i) {
+    out += (i ? ", " : "") + chain_text(it->second[i], members);
+  }
+  return out + ")";
+}
+
+}  // namespace
+
 std::string render_describe_text(const thrift::TopologyInfo& info,
                                  const thrift::TopologyPlacement& placement) {
   const auto& t = info.summary;
@@ -309,6 +326,15 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
         out << "\n";
       }
     }
+  }
+  if (info.__isset.fused && !info.fused.empty()) {
+    std::map<std::string, std::vector<std::string>> members;
+    for (const auto& [component, producer] : info.fused) members[producer].push_back(component);
+    out << "Fused (topology.fuse.executors; each executor of a chain runs on one thread):";
+    for (const auto& [head, unused] : members) {
+      if (!info.fused.count(head)) out << " " << chain_text(head, members);
+    }
+    out << "\n";
   }
   const auto& n = placement.network;
   out << "Network cost: same worker " << n.same_worker << ", same node " << n.same_node
@@ -370,6 +396,7 @@ std::string render_describe_json(const thrift::TopologyInfo& info,
                 {"same_rack", c.same_rack},
                 {"cross_rack", c.cross_rack}}},
               {"warnings", placement.warnings},
+              {"fused", info.__isset.fused ? json(info.fused) : json::object()},
               {"checkpoints",
                info.__isset.checkpoints ? checkpoints_json(info.checkpoints) : json(nullptr)},
               {"errors", errors}}

@@ -631,6 +631,7 @@ void Supervisor::send_heartbeat() {
       stall.full_queues = beat->full_queues;
       w.__set_stall(std::move(stall));
     }
+    if (!beat->fused.empty()) w.__set_fused(beat->fused);
     heartbeat.workers.push_back(std::move(w));
   }
   if (!failures_.empty()) {

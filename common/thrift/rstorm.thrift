@@ -182,6 +182,9 @@ struct WorkerHeartbeat {
   6: optional list<ErrorInfo> errors,
   // Set while this worker's spouts make no progress.
   7: optional StallInfo stall,
+  // Components this worker runs on their producer's threads
+  // (topology.fuse.executors): component -> producer.
+  8: optional map<string, string> fused,
 }
 
 // A worker that exited or could not start, as its supervisor saw it; kept
@@ -313,6 +316,9 @@ struct TopologyInfo {
   7: optional WorkerToken worker_token,
   // Its checkpoints (topology.state.checkpointing with the nimbus store).
   8: optional CheckpointState checkpoints,
+  // Components its workers run on their producer's threads, as they last
+  // reported (topology.fuse.executors): component -> producer.
+  9: optional map<string, string> fused,
 }
 
 // Use of one node against its capacity.

@@ -400,6 +400,62 @@ TEST_F(ClusterTest, BoltErrorsReachDescribeWithComponentTaskHostAndPort) {
   }));
 }
 
+// topology.fuse.executors on a cluster: round-robin over two workers puts
+// executor k of numbers, double and sink in one worker (the scheduler places
+// them as a unit), each worker runs its chain on one thread, tuples flow and
+// are acked, and `rstorm describe` shows the chain.
+TEST_F(ClusterTest, FusedChainIsPlacedAsUnitsAndDescribeShowsIt) {
+  start_cluster();
+  auto r = cli({"submit", RSTORM_FUSED_CHAIN_LIB, "--name", "chain", "--wait", "-c",
+                "topology.fuse.executors=true", "-c", "topology.scheduler.strategy=round-robin",
+                "-c", "topology.workers=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto a = running_assignment();
+  ASSERT_TRUE(a);
+  std::map<std::string, std::vector<std::pair<int, std::pair<std::string, int>>>> by;
+  std::set<std::pair<std::string, int>> slots;
+  for (const auto& e : a->executors) {
+    by[e.executor.component].push_back({e.executor.task_start, {e.slot.node_id, e.slot.port}});
+    slots.insert({e.slot.node_id, e.slot.port});
+  }
+  ASSERT_EQ(slots.size(), 2u);
+  for (auto& [component, executors] : by) std::sort(executors.begin(), executors.end());
+  ASSERT_EQ(by["numbers"].size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(by["double"].at(k).second, by["numbers"][k].second) << k;
+    EXPECT_EQ(by["sink"].at(k).second, by["numbers"][k].second) << k;
+  }
+  auto total = [&](const std::string& component, const std::string& counter) {
+    std::uint64_t n = 0;
+    for (const auto& [node, port] : slots) {
+      auto beat = heartbeat(node, a->topology_id, port);
+      if (beat && beat->components.count(component)) n += beat->components[component][counter];
+    }
+    return n;
+  };
+  EXPECT_TRUE(eventually([&] { return total("numbers", "acked") > 1000; }))
+      << total("numbers", "acked");
+  for (const auto& [node, port] : slots) {
+    auto beat = heartbeat(node, a->topology_id, port);
+    ASSERT_TRUE(beat);
+    EXPECT_EQ(beat->fused,
+              (std::map<std::string, std::string>{{"double", "numbers"}, {"sink", "double"}}))
+        << node << ":" << port;
+  }
+  std::string last;
+  EXPECT_TRUE(eventually([&] {
+    auto d = cli({"describe", "chain", "--json"});
+    last = d.output;
+    auto j = nlohmann::json::parse(d.output, nullptr, false);
+    return d.exit_code == 0 && !j.is_discarded() &&
+           j["fused"] == nlohmann::json({{"double", "numbers"}, {"sink", "double"}});
+  })) << last;
+  auto text = cli({"describe", "chain"});
+  EXPECT_NE(text.output.find("runs on one thread): numbers > double > sink\n"), std::string::npos)
+      << text.output;
+  ASSERT_EQ(cli({"kill", "chain", "--wait", "0"}).exit_code, 0);
+}
+
 TEST_F(ClusterTest, BoltBlockedForEverMakesDescribeAndListReportTheStallUntilItMovesAgain) {
   start_cluster();
   const auto dir = std::filesystem::temp_directory_path() /

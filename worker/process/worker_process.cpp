@@ -493,6 +493,7 @@ Status WorkerProcess::write_heartbeat() {
     h.components[c.id] = {{"emitted", c.emitted},   {"transferred", c.transferred},
                           {"acked", c.acked},       {"failed", c.failed},
                           {"executed", c.executed}, {"errors", c.errors}};
+    if (!c.fused_into.empty()) h.fused[c.id] = c.fused_into;
   }
   h.data_plane = data_plane_counters();
   h.errors = runtime_->recent_errors();

@@ -208,6 +208,7 @@ std::string heartbeat_to_json(const WorkerHeartbeatFile& h) {
                   {"queued", h.queued},
                   {"full_queues", h.full_queues}};
   }
+  if (!h.fused.empty()) j["fused"] = h.fused;
   // A user's message may hold bytes that are not UTF-8: replace, never throw.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -246,6 +247,7 @@ Result<WorkerHeartbeatFile> heartbeat_from_json(std::string_view text) {
       h.queued = s.value("queued", std::vector<std::string>());
       h.full_queues = s.value("full_queues", std::vector<std::string>());
     }
+    if (j.contains("fused")) h.fused = j.at("fused").get<std::map<std::string, std::string>>();
   } catch (const json::exception& e) {
     return Status(ErrorCode::kInvalidArgument, std::string("bad worker heartbeat: ") + e.what());
   }

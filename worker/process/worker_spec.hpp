@@ -110,6 +110,8 @@ struct WorkerHeartbeatFile {
   std::vector<std::string> stalled_spouts;
   std::vector<std::string> queued;
   std::vector<std::string> full_queues;
+  // Components run on their producer's threads here: component -> producer.
+  std::map<std::string, std::string> fused;
 };
 
 std::string heartbeat_to_json(const WorkerHeartbeatFile& heartbeat);
