@@ -22,7 +22,8 @@ namespace rstorm::scheduler {
 // topology.acker.executors (null: one per worker),
 // topology.acker.resources.onheap.memory.mb, topology.acker.cpu.pcore.percent,
 // topology.scheduler.strategy, topology.scheduler.improve.max.evaluations,
-// topology.scheduler.exact.max.executors, topology.fuse.executors. A wrong type or value is an
+// topology.scheduler.exact.max.executors, topology.fuse.executors (off with
+// topology.state.checkpointing). A wrong type or value is an
 // Error naming the key and where it came from.
 inline Result<TopologyRequest> apply_topology_config(TopologyRequest request,
                                                      const rstorm::Config& config) {
@@ -59,6 +60,12 @@ inline Result<TopologyRequest> apply_topology_config(TopologyRequest request,
     }
     if (config.contains("topology.fuse.executors")) {
       request.fuse_executors = config.get_bool("topology.fuse.executors");
+    }
+    // Workers do not fuse a checkpointing topology (a fused member has no
+    // queue to hold input in while a barrier is aligned).
+    if (const auto* cp = config.find("topology.state.checkpointing");
+        cp != nullptr && !cp->value.is_null() && config.get_bool("topology.state.checkpointing")) {
+      request.fuse_executors = false;
     }
     if (config.contains("topology.scheduler.strategy")) {
       const std::string name = config.get_string("topology.scheduler.strategy");

@@ -40,7 +40,7 @@ inline constexpr std::uint64_t kDefaultImproveMaxEvaluations = 5000;
 // cluster at most kExactMaxNodes candidate nodes; 0 turns it off.
 inline constexpr int kDefaultExactMaxExecutors = 0;
 // topology.fuse.executors (conf/defaults.yaml says the same).
-inline constexpr bool kDefaultFuseExecutors = false;
+inline constexpr bool kDefaultFuseExecutors = true;
 
 struct ComponentSpec {
   std::string name;

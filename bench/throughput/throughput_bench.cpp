@@ -245,10 +245,13 @@ int main(int argc, char** argv) {
     auto stats = cluster.stats("bench");
     (void)cluster.kill("bench", std::chrono::seconds(5));
     const double cpu = cpu_seconds() - cpu0;
+    // topology.fuse.executors as the defaults or -c set it: say which ran.
+    const bool fused = stats.ok() && stats->component("id") != nullptr &&
+                       !stats->component("id")->fused_into.empty();
     std::printf(
-        "latency at %.0f tuples/s offered, acking on (%zu samples): p50 %.3f ms  "
+        "latency at %.0f tuples/s offered, acking on, %s (%zu samples): p50 %.3f ms  "
         "p99 %.3f ms  p99.9 %.3f ms  max %.3f ms; sink %.0f tuples/s; CPU %.2f s/s\n",
-        rate, log->micros.size(), percentile(log->micros, 0.5) / 1e3,
+        rate, fused ? "fused" : "not fused", log->micros.size(), percentile(log->micros, 0.5) / 1e3,
         percentile(log->micros, 0.99) / 1e3, percentile(log->micros, 0.999) / 1e3,
         log->micros.empty() ? 0.0 : *std::max_element(log->micros.begin(), log->micros.end()) / 1e3,
         stats.ok() ? stats->component("sink")->throughput : 0.0, cpu / (2 + latency_secs));

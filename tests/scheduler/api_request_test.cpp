@@ -131,10 +131,17 @@ TEST(ApiRequestTest, FusionKeysGroupingsAndTicksAreRead) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(fused_components(r.value()).empty());
 
-  Result<TopologyRequest> off =
+  Result<TopologyRequest> absent =
       request_from_topology("f", topology.value().spec(), rstorm::Config());
-  ASSERT_TRUE(off.ok());
-  EXPECT_EQ(off.value().fuse_executors, kDefaultFuseExecutors);
+  ASSERT_TRUE(absent.ok());
+  EXPECT_EQ(absent.value().fuse_executors, kDefaultFuseExecutors);
+
+  // A checkpointing topology runs unfused.
+  rstorm::Config checkpointing;
+  checkpointing.set("topology.state.checkpointing", true, "test");
+  Result<TopologyRequest> cp = request_from_topology("f", topology.value().spec(), checkpointing);
+  ASSERT_TRUE(cp.ok());
+  EXPECT_FALSE(cp.value().fuse_executors);
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ struct RuntimeSettings {
   // A spout whose next_tuple emitted nothing waits this long.
   std::chrono::microseconds spout_wait_park{1000};  // topology.spout.wait.park.micros
   // Run a bolt on its producer's thread where possible (TopologyRuntime).
-  bool fuse_executors = false;  // topology.fuse.executors
+  bool fuse_executors = true;  // topology.fuse.executors
   // Windowed bolts hold their tuples unacked while the tuples are in a
   // window. The adaptive spout (max_spout_pending 0) keeps at least
   // window_min_pending trees in flight per task, so that a count window can
