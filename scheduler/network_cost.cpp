@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "scheduler/fusion.hpp"
+
 namespace rstorm::scheduler {
 namespace {
 
@@ -34,9 +36,12 @@ NetworkCost network_cost(const TopologyRequest& request,
   }
   std::vector<std::uint64_t> count(static_cast<std::size_t>(max_index) + 1, 0);
   std::set<std::pair<std::string, std::string>> seen;
+  // A fused bolt's input is a call on its producer's thread, not a message.
+  const std::map<std::string, std::string> fused = fused_components(request);
   NetworkCost cost;
   for (const Edge& edge : request.edges) {
     if (!seen.emplace(edge.from, edge.to).second) continue;
+    if (auto f = fused.find(edge.to); f != fused.end() && f->second == edge.from) continue;
     auto from = by_component.find(edge.from);
     auto to = by_component.find(edge.to);
     if (from == by_component.end() || to == by_component.end()) continue;

@@ -19,7 +19,8 @@ struct ExecutorLocation {
 };
 
 // REQUIRES: locations.size() >= request.executors.size(). Linear in executors
-// per edge: pairs are counted per location, never enumerated.
+// per edge: pairs are counted per location, never enumerated. The edges into
+// fused bolts (fusion.hpp) are not counted: their tuples are calls on one thread.
 NetworkCost network_cost(const TopologyRequest& request,
                          const std::vector<ExecutorLocation>& locations);
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/network_cost.hpp"
 #include "test_util.hpp"
 
 namespace rstorm::scheduler {
@@ -95,8 +96,17 @@ TEST(FusionTest, ResourceAwarePlacesEachChainExecutorWithItsHead) {
                                : std::string(kAckerComponent);
     EXPECT_TRUE(c == "spout" || c == "sink" || c == kAckerComponent) << c;
   }
-  // Pairs inside a unit are calls on one thread, not messages: only b -> sink counts.
+  // Pairs inside a unit are calls on one thread, not messages: only b -> sink
+  // counts, in the placement and in the cost of the request as submitted.
   EXPECT_EQ(p.network.pairs(), 4u * 2u);
+  std::map<WorkerSlot, std::uint32_t> worker;
+  std::vector<ExecutorLocation> locations;
+  for (const WorkerSlot& s : p.executor_slots) {
+    const auto w = worker.emplace(s, static_cast<std::uint32_t>(worker.size())).first->second;
+    const int node = std::stoi(s.node.value().substr(5));  // "node-N": r1 holds 1-2, r2 3-4
+    locations.push_back(ExecutorLocation{w, w, node > 2 ? 1u : 0u});
+  }
+  EXPECT_EQ(network_cost(t, locations), p.network);
 }
 
 TEST(FusionTest, RoundRobinKeepsUnitsTogether) {
