@@ -79,12 +79,6 @@ std::optional<FusedRequest> fuse(const TopologyRequest& request) {
   m.current.clear();
   m.components.clear();
   m.fuse_executors = false;
-  for (const ComponentSpec& c : request.components) {
-    if (into.count(c.name)) continue;
-    ComponentSpec spec = c;
-    spec.name = unit_name.at(c.name);
-    m.components.push_back(std::move(spec));
-  }
   // Executor i of a component is the i-th of its executors in the request.
   std::map<std::string, std::vector<std::uint32_t>> of;
   for (std::uint32_t i = 0; i < request.executors.size(); ++i) {
@@ -114,14 +108,18 @@ std::optional<FusedRequest> fuse(const TopologyRequest& request) {
   for (std::uint32_t i = 0; i < request.executors.size(); ++i) {
     f.members[f.unit_of[i]].push_back(i);
   }
-  for (ComponentSpec& c : m.components) {  // a unit component's own figures: the sums
-    const auto& heads = of[c.name.substr(0, c.name.find('+'))];
-    if (heads.empty() || c.name.find('+') == std::string::npos) continue;
-    const ExecutorRequest& unit = m.executors[f.unit_of[heads.front()]];
-    c.onheap_mb = unit.onheap_mb;
-    c.offheap_mb = unit.offheap_mb;
-    c.cpu = unit.cpu;
-    c.generic = unit.generic;
+  for (const ComponentSpec& c : request.components) {  // a head's figures: its unit's sums
+    if (into.count(c.name)) continue;
+    ComponentSpec spec = c;
+    spec.name = unit_name.at(c.name);
+    if (const auto& heads = of[c.name]; !heads.empty()) {
+      const ExecutorRequest& unit = m.executors[f.unit_of[heads.front()]];
+      spec.onheap_mb = unit.onheap_mb;
+      spec.offheap_mb = unit.offheap_mb;
+      spec.cpu = unit.cpu;
+      spec.generic = unit.generic;
+    }
+    m.components.push_back(std::move(spec));
   }
   auto named = [&](const std::string& c) {
     auto it = unit_name.find(root(c));
