@@ -491,10 +491,16 @@ class Experiment:
                                        "org.apache.zookeeper.server.ZooKeeperServerMain",
                                        f"{d}/zoo.cfg"],
                          self.net.master, "master", os.path.join(d, "zookeeper.log"))
-        self.poll(lambda: run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{ZOOKEEPER_PORT}; "
-                                             "echo ruok >&3; cat <&3"],
-                              check=False, netns=self.net.master).stdout.strip() == "imok",
-                  60, "ZooKeeper answers ruok", os.path.join(d, "zookeeper.log"))
+        def answers_ruok():
+            # A server still starting may take the connection and say nothing:
+            # each probe waits a bounded time for the answer, then tries again.
+            try:
+                return run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{ZOOKEEPER_PORT} || exit 1; "
+                                          "printf ruok >&3; read -r -t 2 a <&3; printf %s \"$a\""],
+                           check=False, timeout=10, netns=self.net.master).stdout.strip() == "imok"
+            except subprocess.TimeoutExpired:
+                return False
+        self.poll(answers_ruok, 60, "ZooKeeper answers ruok", os.path.join(d, "zookeeper.log"))
         self.client_yaml = os.path.join(d, "client.yaml")
         self.write_yaml(self.client_yaml, "127.0.0.1", "127.0.0.1")
         args = [os.path.join(self.bin, "rstorm-nimbus")] + self.daemon_args(
