@@ -5,7 +5,10 @@
 // and 6, as an InboundSession decodes); odd, any task of the plan (as
 // decode_outgoing does).
 //
-// Checks: a frame that does not decode leaves the caller's batch as it was; a
+// Checks: the decoder's own reading of tuple frames and Thrift's compact
+// protocol reader (decode_with_thrift) accept the same frames, find the same
+// envelopes and refuse with the same message; a frame that does not decode
+// leaves the caller's batch as it was; a
 // tuple frame that decodes re-encodes with FrameEncoder (nothing unencodable)
 // into one frame that decodes to the same envelopes; a control frame re-encodes
 // into a frame that decodes to the same message.
@@ -137,6 +140,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ControlMessage control;
   auto type = decoder.decode(reinterpret_cast<const std::uint8_t*>(input.bytes.data()),
                              input.bytes.size(), out, control);
+  {
+    // Thrift's own reader decides the same, to the envelope and the message.
+    worker::Batch reference(1);
+    ControlMessage ignored;
+    auto thrift =
+        decoder.decode_with_thrift(reinterpret_cast<const std::uint8_t*>(input.bytes.data()),
+                                   input.bytes.size(), reference, ignored);
+    fuzz_check(thrift.is_ok() == type.is_ok(), "Thrift's reader accepts exactly the same frames");
+    if (!type.is_ok()) {
+      fuzz_check(thrift.status().message() == type.status().message(),
+                 "Thrift's reader refuses a frame for the same reason");
+    } else {
+      fuzz_check(*thrift == *type && reference.size() == out.size(),
+                 "Thrift's reader finds the same message");
+      for (std::size_t i = 1; i < out.size(); ++i) {
+        fuzz_check(same_envelope(out[i], reference[i]), "Thrift's reader finds the same envelope");
+      }
+    }
+  }
   if (!type.is_ok()) {
     fuzz_check(out.size() == 1, "a frame that does not decode leaves the batch as it was");
     fuzz_check(!type.status().message().empty(), "a decode error says what is wrong");

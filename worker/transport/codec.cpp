@@ -4,7 +4,10 @@
 #include <thrift/transport/TBufferTransports.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <exception>
+#include <memory>
 
 #include "rstorm_transport_thrift/data_plane_types.h"
 
@@ -33,6 +36,124 @@ struct DecodeError {
   std::string message;
 };
 
+// Tuple frames are written and, when laid out as Thrift's own writer lays
+// them out, read without going through TCompactProtocol: the bytes are those
+// of the compact protocol (field headers as a delta and a type in one byte,
+// zigzag varints, little-endian doubles), checked against the generated
+// structs by tests/transport/codec_test.cpp.
+enum CompactType : std::uint8_t {
+  kCompactTrue = 1,
+  kCompactFalse = 2,
+  kCompactByte = 3,
+  kCompactI32 = 5,
+  kCompactI64 = 6,
+  kCompactDouble = 7,
+  kCompactBinary = 8,
+  kCompactList = 9,
+  kCompactStruct = 12
+};
+// The first bytes of a tuple frame: Frame field 4 (a struct), then TupleBatch
+// field 1 (a list).
+constexpr std::uint8_t kTuplesHeader = (kFrameTuples << 4) | kCompactStruct;
+constexpr std::uint8_t kEnvelopesHeader = (kBatchEnvelopes << 4) | kCompactList;
+constexpr std::uint8_t kStop = 0;
+
+constexpr std::uint8_t field_header(int id_delta, CompactType type) {
+  return static_cast<std::uint8_t>((id_delta << 4) | type);
+}
+
+// Writes compact-protocol items at `p`; the caller has made room.
+struct CompactWriter {
+  std::uint8_t* p;
+
+  void byte(std::uint8_t b) { *p++ = b; }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      *p++ = static_cast<std::uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<std::uint8_t>(v);
+  }
+  void i32(std::int32_t v) {
+    varint((static_cast<std::uint32_t>(v) << 1) ^ static_cast<std::uint32_t>(v >> 31));
+  }
+  void i64(std::int64_t v) {
+    varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+  }
+  void list(std::size_t n, CompactType element) {
+    if (n < 15) {
+      byte(static_cast<std::uint8_t>((n << 4) | element));
+    } else {
+      byte(static_cast<std::uint8_t>(0xF0 | element));
+      varint(n);
+    }
+  }
+  void bytes(const void* data, std::size_t n) {
+    varint(n);
+    if (n > 0) std::memcpy(p, data, n);
+    p += n;
+  }
+};
+
+// Reads a tuple frame laid out as Thrift's writer lays it out. Anything else,
+// valid or not (a field out of order or in long form, an unknown field, a
+// short buffer), throws NotCanonical, and the frame is read again with
+// TCompactProtocol, which accepts every valid encoding and names what is
+// wrong with an invalid one.
+struct NotCanonical {};
+
+struct CompactReader {
+  const std::uint8_t* p;
+  const std::uint8_t* end;
+
+  std::size_t left() const { return static_cast<std::size_t>(end - p); }
+  std::uint8_t byte() {
+    if (p == end) throw NotCanonical{};
+    return *p++;
+  }
+  std::uint64_t varint(int max_bytes) {
+    std::uint64_t v = 0;
+    for (int i = 0, shift = 0; i < max_bytes; ++i, shift += 7) {
+      const std::uint8_t b = byte();
+      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    throw NotCanonical{};
+  }
+  std::int32_t i32() {
+    const std::uint64_t v = varint(5);
+    if (v > UINT32_MAX) throw NotCanonical{};
+    const auto u = static_cast<std::uint32_t>(v);
+    return static_cast<std::int32_t>((u >> 1) ^ (~(u & 1) + 1));
+  }
+  std::int64_t i64() {
+    const std::uint64_t u = varint(10);
+    return static_cast<std::int64_t>((u >> 1) ^ (~(u & 1) + 1));
+  }
+  double f64() {
+    if (left() < 8) throw NotCanonical{};
+    std::uint64_t bits = 0;
+    for (int i = 0; i < 8; ++i) bits |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+    p += 8;
+    return std::bit_cast<double>(bits);
+  }
+  // A list header of `element`s; every element takes a byte at least.
+  std::size_t list(CompactType element) {
+    const std::uint8_t b = byte();
+    if ((b & 0x0F) != element) throw NotCanonical{};
+    std::size_t n = b >> 4;
+    if (n == 15) n = varint(5);
+    if (n > left()) throw NotCanonical{};
+    return n;
+  }
+  // A string's length; its bytes follow at p.
+  std::size_t length() {
+    const std::size_t n = varint(5);
+    if (n > left()) throw NotCanonical{};
+    return n;
+  }
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------- encoder
@@ -41,7 +162,6 @@ struct FrameEncoder::State {
   std::shared_ptr<TMemoryBuffer> buffer = std::make_shared<TMemoryBuffer>(64 * 1024);
   Protocol proto{buffer};
   std::vector<std::int32_t> stream_indices;  // per envelope of the batch being encoded
-  std::string scratch;                       // bytes values go through a std::string
   std::vector<std::size_t> unencodable;
 
   // Writes a length placeholder; returns its offset.
@@ -67,76 +187,76 @@ struct FrameEncoder::State {
     end_frame(start);
   }
 
-  void write_value(const Value& v) {
-    proto.writeStructBegin("Value");
-    switch (v.type()) {
-      case ValueType::kNull:
-        proto.writeFieldBegin("null_value", tp::T_STRUCT, kNullValue);
-        proto.writeStructBegin("Null");
-        proto.writeFieldStop();
-        proto.writeStructEnd();
-        break;
-      case ValueType::kBool:
-        proto.writeFieldBegin("bool_value", tp::T_BOOL, kBoolValue);
-        proto.writeBool(v.as_bool());
-        break;
-      case ValueType::kInt:
-        proto.writeFieldBegin("int_value", tp::T_I64, kIntValue);
-        proto.writeI64(v.as_int());
-        break;
-      case ValueType::kDouble:
-        proto.writeFieldBegin("double_value", tp::T_DOUBLE, kDoubleValue);
-        proto.writeDouble(v.as_double());
-        break;
-      case ValueType::kString:
-        proto.writeFieldBegin("string_value", tp::T_STRING, kStringValue);
-        proto.writeString(v.as_string());
-        break;
-      case ValueType::kBytes:
-        proto.writeFieldBegin("bytes_value", tp::T_STRING, kBytesValue);
-        scratch.assign(v.as_bytes().begin(), v.as_bytes().end());
-        proto.writeBinary(scratch);
-        break;
+  // Room for one envelope's bytes at most.
+  static std::size_t envelope_bound(const worker::Envelope& e) {
+    std::size_t n = 32 + 20 * e.tuple.anchors().size();
+    if (e.kind == worker::MessageKind::kTuple) {
+      for (const Value& v : e.tuple.values()) {
+        n += 13;
+        if (v.type() == ValueType::kString) n += v.as_string().size();
+        if (v.type() == ValueType::kBytes) n += v.as_bytes().size();
+      }
     }
-    proto.writeFieldEnd();
-    proto.writeFieldStop();
-    proto.writeStructEnd();
+    return n;
   }
 
-  void write_envelope(const worker::Envelope& e, std::int32_t stream_index) {
+  static void write_value(CompactWriter& w, const Value& v) {
+    switch (v.type()) {
+      case ValueType::kNull:
+        w.byte(field_header(kNullValue, kCompactStruct));
+        w.byte(kStop);  // Null has no fields
+        break;
+      case ValueType::kBool:
+        w.byte(field_header(kBoolValue, v.as_bool() ? kCompactTrue : kCompactFalse));
+        break;
+      case ValueType::kInt:
+        w.byte(field_header(kIntValue, kCompactI64));
+        w.i64(v.as_int());
+        break;
+      case ValueType::kDouble: {
+        w.byte(field_header(kDoubleValue, kCompactDouble));
+        const auto bits = std::bit_cast<std::uint64_t>(v.as_double());
+        for (int i = 0; i < 8; ++i) w.byte(static_cast<std::uint8_t>(bits >> (8 * i)));
+        break;
+      }
+      case ValueType::kString:
+        w.byte(field_header(kStringValue, kCompactBinary));
+        w.bytes(v.as_string().data(), v.as_string().size());
+        break;
+      case ValueType::kBytes:
+        w.byte(field_header(kBytesValue, kCompactBinary));
+        w.bytes(v.as_bytes().data(), v.as_bytes().size());
+        break;
+    }
+    w.byte(kStop);
+  }
+
+  // Envelope's fields 1 to 6, in order, each one id after the last.
+  static void write_envelope(CompactWriter& w, const worker::Envelope& e,
+                             std::int32_t stream_index) {
     const bool tuple = e.kind == worker::MessageKind::kTuple;
-    proto.writeStructBegin("Envelope");
-    proto.writeFieldBegin("dest_task", tp::T_I32, kDest);
-    proto.writeI32(e.dest.value);
-    proto.writeFieldEnd();
-    proto.writeFieldBegin("kind", tp::T_BYTE, kKind);
-    proto.writeByte(static_cast<std::int8_t>(e.kind));
-    proto.writeFieldEnd();
-    proto.writeFieldBegin("source_task", tp::T_I32, kSource);
-    proto.writeI32(e.tuple.source_task().value);
-    proto.writeFieldEnd();
-    proto.writeFieldBegin("stream_index", tp::T_I32, kStream);
-    proto.writeI32(tuple ? stream_index : 0);
-    proto.writeFieldEnd();
-    proto.writeFieldBegin("values", tp::T_LIST, kValues);
+    w.byte(field_header(1, kCompactI32));
+    w.i32(e.dest.value);
+    w.byte(field_header(1, kCompactByte));
+    w.byte(static_cast<std::uint8_t>(e.kind));
+    w.byte(field_header(1, kCompactI32));
+    w.i32(e.tuple.source_task().value);
+    w.byte(field_header(1, kCompactI32));
+    w.i32(tuple ? stream_index : 0);
+    w.byte(field_header(1, kCompactList));
     const Values& values = e.tuple.values();
-    proto.writeListBegin(tp::T_STRUCT, tuple ? static_cast<std::uint32_t>(values.size()) : 0);
+    w.list(tuple ? values.size() : 0, kCompactStruct);
     if (tuple) {
-      for (const Value& v : values) write_value(v);
+      for (const Value& v : values) write_value(w, v);
     }
-    proto.writeListEnd();
-    proto.writeFieldEnd();
-    proto.writeFieldBegin("anchors", tp::T_LIST, kAnchors);
+    w.byte(field_header(1, kCompactList));
     const MessageAnchors& anchors = e.tuple.anchors();
-    proto.writeListBegin(tp::T_I64, static_cast<std::uint32_t>(2 * anchors.size()));
+    w.list(2 * anchors.size(), kCompactI64);
     for (std::size_t i = 0; i < anchors.size(); ++i) {
-      proto.writeI64(static_cast<std::int64_t>(anchors[i].root));
-      proto.writeI64(static_cast<std::int64_t>(anchors[i].edge));
+      w.i64(static_cast<std::int64_t>(anchors[i].root));
+      w.i64(static_cast<std::int64_t>(anchors[i].edge));
     }
-    proto.writeListEnd();
-    proto.writeFieldEnd();
-    proto.writeFieldStop();
-    proto.writeStructEnd();
+    w.byte(kStop);
   }
 
   // One Frame { tuples: TupleBatch { envelopes: [...] } } of the envelopes
@@ -144,21 +264,22 @@ struct FrameEncoder::State {
   void write_tuple_frame(const worker::Batch& batch, std::size_t begin, std::size_t end,
                          std::size_t count) {
     const std::uint32_t start = begin_frame();
-    proto.writeStructBegin("Frame");
-    proto.writeFieldBegin("tuples", tp::T_STRUCT, kFrameTuples);
-    proto.writeStructBegin("TupleBatch");
-    proto.writeFieldBegin("envelopes", tp::T_LIST, kBatchEnvelopes);
-    proto.writeListBegin(tp::T_STRUCT, static_cast<std::uint32_t>(count));
+    CompactWriter w{buffer->getWritePtr(16)};
+    std::uint8_t* const head = w.p;
+    w.byte(kTuplesHeader);
+    w.byte(kEnvelopesHeader);
+    w.list(count, kCompactStruct);
+    buffer->wroteBytes(static_cast<std::uint32_t>(w.p - head));
     for (std::size_t i = begin; i < end; ++i) {
-      if (stream_indices[i] >= 0) write_envelope(batch[i], stream_indices[i]);
+      if (stream_indices[i] < 0) continue;
+      const worker::Envelope& e = batch[i];
+      CompactWriter ew{buffer->getWritePtr(static_cast<std::uint32_t>(envelope_bound(e)))};
+      std::uint8_t* const from = ew.p;
+      write_envelope(ew, e, stream_indices[i]);
+      buffer->wroteBytes(static_cast<std::uint32_t>(ew.p - from));
     }
-    proto.writeListEnd();
-    proto.writeFieldEnd();
-    proto.writeFieldStop();
-    proto.writeStructEnd();
-    proto.writeFieldEnd();
-    proto.writeFieldStop();
-    proto.writeStructEnd();
+    const std::uint8_t stops[2] = {kStop, kStop};  // TupleBatch's, then Frame's
+    buffer->write(stops, 2);
     end_frame(start);
   }
 };
@@ -304,6 +425,13 @@ struct FrameDecoder::State {
   std::shared_ptr<TMemoryBuffer> buffer = std::make_shared<TMemoryBuffer>();
   Protocol proto{buffer};
   std::string scratch;
+
+  // A read that failed leaves the protocol inside some struct (its field-id
+  // stack, a pending bool): the next frame starts from a new one.
+  void reset_protocol() {
+    std::destroy_at(&proto);
+    std::construct_at(&proto, buffer);
+  }
 
   [[noreturn]] static void fail(std::string message) { throw DecodeError{std::move(message)}; }
 
@@ -459,6 +587,117 @@ struct FrameDecoder::State {
     e.tuple.set_source(info, TaskId(source));
   }
 
+  // ---- tuple frames as Thrift's writer lays them out (see CompactReader)
+
+  static void want(std::uint8_t header, CompactType type) {
+    if ((header & 0x0F) != type) throw NotCanonical{};
+  }
+
+  static void fast_value(CompactReader& r, Values& values) {
+    const std::uint8_t h = r.byte();
+    switch (h >> 4) {
+      case kNullValue:
+        want(h, kCompactStruct);
+        if (r.byte() != kStop) throw NotCanonical{};
+        values.emplace_back();
+        break;
+      case kBoolValue:
+        if ((h & 0x0F) != kCompactTrue && (h & 0x0F) != kCompactFalse) throw NotCanonical{};
+        values.emplace_back((h & 0x0F) == kCompactTrue);
+        break;
+      case kIntValue:
+        want(h, kCompactI64);
+        values.emplace_back(r.i64());
+        break;
+      case kDoubleValue:
+        want(h, kCompactDouble);
+        values.emplace_back(r.f64());
+        break;
+      case kStringValue: {
+        want(h, kCompactBinary);
+        const std::size_t n = r.length();
+        values.emplace_back(std::string(reinterpret_cast<const char*>(r.p), n));
+        r.p += n;
+        break;
+      }
+      case kBytesValue: {
+        want(h, kCompactBinary);
+        const std::size_t n = r.length();
+        values.emplace_back(Bytes(r.p, r.p + n));
+        r.p += n;
+        break;
+      }
+      default:
+        throw NotCanonical{};
+    }
+    if (r.byte() != kStop) throw NotCanonical{};
+  }
+
+  void fast_envelope(CompactReader& r, worker::Envelope& e) {
+    std::int32_t dest = -1, source = -1, stream = -1;
+    std::int8_t kind = -1;
+    int id = 0;
+    for (;;) {
+      const std::uint8_t h = r.byte();
+      if (h == kStop) break;
+      if ((h >> 4) == 0) throw NotCanonical{};  // an id in long form
+      id += h >> 4;
+      switch (id) {
+        case kDest:
+          want(h, kCompactI32);
+          dest = r.i32();
+          break;
+        case kKind:
+          want(h, kCompactByte);
+          kind = static_cast<std::int8_t>(r.byte());
+          break;
+        case kSource:
+          want(h, kCompactI32);
+          source = r.i32();
+          break;
+        case kStream:
+          want(h, kCompactI32);
+          stream = r.i32();
+          break;
+        case kValues: {
+          want(h, kCompactList);
+          const std::size_t n = r.list(kCompactStruct);
+          Values& values = e.tuple.mutable_values();
+          values.reserve(n);
+          for (std::size_t i = 0; i < n; ++i) fast_value(r, values);
+          break;
+        }
+        case kAnchors: {
+          want(h, kCompactList);
+          const std::size_t n = r.list(kCompactI64);
+          if (n % 2 != 0) throw NotCanonical{};
+          MessageAnchors& anchors = e.tuple.mutable_anchors();
+          for (std::size_t i = 0; i < n; i += 2) {
+            const auto root = static_cast<std::uint64_t>(r.i64());
+            anchors.xor_in(root, static_cast<std::uint64_t>(r.i64()));
+          }
+          break;
+        }
+        default:
+          throw NotCanonical{};
+      }
+    }
+    validate(e, dest, kind, source, stream);
+  }
+
+  // False when the frame is not a tuple batch; throws NotCanonical when it is
+  // one laid out otherwise than Thrift's writer does.
+  bool fast_tuple_frame(const std::uint8_t* data, std::size_t size, worker::Batch& out) {
+    CompactReader r{data, data + size};
+    if (r.byte() != kTuplesHeader) return false;
+    if (r.byte() != kEnvelopesHeader) throw NotCanonical{};
+    const std::size_t n = r.list(kCompactStruct);
+    out.reserve(out.size() + n);
+    for (std::size_t i = 0; i < n; ++i) fast_envelope(r, out.emplace_back());
+    if (r.byte() != kStop || r.byte() != kStop || r.p != r.end) throw NotCanonical{};
+    return true;
+  }
+
   void read_tuple_batch(worker::Batch& out) {
     std::string name;
     proto.readStructBegin(name);
@@ -513,8 +752,16 @@ struct FrameDecoder::State {
   }
 
   FrameType read_frame(const std::uint8_t* data, std::size_t size, worker::Batch& out,
-                       ControlMessage& control) {
+                       ControlMessage& control, bool thrift_only) {
     if (size == 0) fail("an empty frame");
+    if (!thrift_only) {
+      const std::size_t before = out.size();
+      try {
+        if (fast_tuple_frame(data, size, out)) return FrameType::kTuples;
+      } catch (const NotCanonical&) {
+        out.resize(before);
+      }
+    }
     buffer->resetBuffer(const_cast<std::uint8_t*>(data), static_cast<std::uint32_t>(size),
                         TMemoryBuffer::OBSERVE);
     buffer->readEnd();  // resets the message size bound ...
@@ -578,14 +825,27 @@ FrameDecoder::~FrameDecoder() = default;
 
 Result<FrameType> FrameDecoder::decode(const std::uint8_t* data, std::size_t size,
                                        worker::Batch& out, ControlMessage& control) {
+  return decode(data, size, out, control, false);
+}
+
+Result<FrameType> FrameDecoder::decode_with_thrift(const std::uint8_t* data, std::size_t size,
+                                                   worker::Batch& out, ControlMessage& control) {
+  return decode(data, size, out, control, true);
+}
+
+Result<FrameType> FrameDecoder::decode(const std::uint8_t* data, std::size_t size,
+                                       worker::Batch& out, ControlMessage& control,
+                                       bool thrift_only) {
   const std::size_t before = out.size();
   try {
-    return s_->read_frame(data, size, out, control);
+    return s_->read_frame(data, size, out, control, thrift_only);
   } catch (const DecodeError& e) {
     out.resize(before);
+    s_->reset_protocol();
     return Status(ErrorCode::kInvalidArgument, e.message);
   } catch (const std::exception& e) {
     out.resize(before);
+    s_->reset_protocol();
     return Status(ErrorCode::kInvalidArgument, std::string("bytes that are not a message (") +
                                                    e.what() + ")");
   }

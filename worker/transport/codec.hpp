@@ -1,9 +1,10 @@
 // The data plane's wire format (data_plane.thrift): frames of a 4-byte
 // big-endian length and one Thrift compact-protocol Frame. FrameEncoder writes
-// tuple batches field by field into a reusable buffer (no per-tuple
-// allocation) in exactly the layout the generated structs use; FrameDecoder
-// reads them back into envelopes whose tuples point at this worker's plan
-// StreamInfo, and rejects anything malformed with a Status naming the fault.
+// tuple batches straight into a reusable buffer (no per-tuple allocation, no
+// protocol object) in exactly the bytes the generated structs write;
+// FrameDecoder reads them back the same way into envelopes whose tuples point
+// at this worker's plan StreamInfo (any other valid layout through Thrift's
+// reader), and rejects anything malformed with a Status naming the fault.
 // Control messages (hello, refusal, backpressure) go through the generated
 // structs: they are rare.
 //
@@ -101,8 +102,17 @@ class FrameDecoder {
   // the Status says what is wrong with the bytes.
   Result<FrameType> decode(const std::uint8_t* data, std::size_t size, worker::Batch& out,
                            ControlMessage& control);
+  // The same through Thrift's own compact-protocol reader only. decode()
+  // reads a tuple frame laid out as Thrift's writer lays it out (every frame
+  // FrameEncoder or the generated structs write) without it, and hands any
+  // other frame to it; tests and the fuzzer check both ways agree.
+  Result<FrameType> decode_with_thrift(const std::uint8_t* data, std::size_t size,
+                                       worker::Batch& out, ControlMessage& control);
 
  private:
+  Result<FrameType> decode(const std::uint8_t* data, std::size_t size, worker::Batch& out,
+                           ControlMessage& control, bool thrift_only);
+
   struct State;
   std::unique_ptr<State> s_;
 };
