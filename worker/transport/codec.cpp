@@ -193,11 +193,15 @@ struct FrameEncoder::State {
   }
 
   // Room for one envelope's bytes at most.
+  // Six field headers and a stop (7), three i32 varints and a byte (16),
+  // two list headers of a byte and a varint32 (12): 35; an anchor is two i64
+  // varints (20); a value a header, a stop and at most 10 more bytes (12)
+  // besides a string's own bytes.
   static std::size_t envelope_bound(const worker::Envelope& e) {
-    std::size_t n = 32 + 20 * e.tuple.anchors().size();
+    std::size_t n = 35 + 20 * e.tuple.anchors().size();
     if (e.kind == worker::MessageKind::kTuple) {
       for (const Value& v : e.tuple.values()) {
-        n += 13;
+        n += 12;
         if (v.type() == ValueType::kString) n += v.as_string().size();
         if (v.type() == ValueType::kBytes) n += v.as_bytes().size();
       }
@@ -620,7 +624,7 @@ struct FrameDecoder::State {
       case kStringValue: {
         want(h, kCompactBinary);
         const std::size_t n = r.length();
-        values.emplace_back(std::string(reinterpret_cast<const char*>(r.p), n));
+        values.emplace_back(std::string_view(reinterpret_cast<const char*>(r.p), n));
         r.p += n;
         break;
       }
