@@ -158,6 +158,41 @@ TEST_F(Codec, EveryControlKindRoundTrips) {
   EXPECT_EQ(out[0][5].task(), TaskId());
 }
 
+// An acking envelope carrying many messages (Transfer::send_control) keeps
+// every (root, value) pair, in order, through both readers.
+TEST_F(Codec, AnAckingEnvelopeCarriesManyMessages) {
+  worker::Batch batch(1);
+  batch[0].dest = TaskId(testing::kAckerTask);
+  batch[0].set_control(worker::MessageKind::kAck, 1, 0x0123456789abcdefULL, TaskId(kSrcTask));
+  for (std::uint64_t i = 1; i < 20; ++i) {
+    batch[0].tuple.mutable_anchors().xor_in(0xfedcba9876543210ULL + i, i);
+  }
+  FrameEncoder enc;
+  ASSERT_EQ(enc.add_tuples(index_, batch, 256), 1u);
+  const std::vector<std::string> frames = frames_of(enc);
+  ASSERT_EQ(frames.size(), 1u);
+  const auto* data = reinterpret_cast<const std::uint8_t*>(frames[0].data());
+  for (const bool thrift : {false, true}) {
+    SCOPED_TRACE(thrift ? "through Thrift" : "fast path");
+    FrameDecoder dec(index_, nullptr);
+    worker::Batch out;
+    ControlMessage c;
+    const auto type = thrift ? dec.decode_with_thrift(data, frames[0].size(), out, c)
+                             : dec.decode(data, frames[0].size(), out, c);
+    ASSERT_TRUE(type.is_ok()) << type.status().message();
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].messages(), 20u);
+    EXPECT_EQ(out[0].kind, worker::MessageKind::kAck);
+    EXPECT_EQ(out[0].task(), TaskId(kSrcTask));
+    EXPECT_EQ(out[0].root(0), 1u);
+    EXPECT_EQ(out[0].value(0), 0x0123456789abcdefULL);
+    for (std::size_t i = 1; i < 20; ++i) {
+      EXPECT_EQ(out[0].root(i), 0xfedcba9876543210ULL + i);
+      EXPECT_EQ(out[0].value(i), i);
+    }
+  }
+}
+
 TEST_F(Codec, DecodedTuplesPointAtTheReceiversOwnPlanStreams) {
   auto receiver_plan = make_test_plan();  // another worker's plan of the same topology
   PlanIndex receiver_index(*receiver_plan);
@@ -535,12 +570,21 @@ TEST_F(MalformedFrame, UnknownKindIsRefused) {
   EXPECT_EQ(decode_error(frame_with(e)), "an envelope of unknown kind 9");
 }
 
-TEST_F(MalformedFrame, ControlMessageWithoutItsAnchorIsRefused) {
+TEST_F(MalformedFrame, AckingMessageWithoutAnAnchorIsRefused) {
   wire::Envelope e;
   e.__set_dest_task(6);
   e.__set_kind(static_cast<std::int8_t>(worker::MessageKind::kAck));
   EXPECT_EQ(decode_error(frame_with(e)),
-            "a control message with 0 anchors and 0 values (needs 1 and 0)");
+            "an acking message with 0 anchors and 0 values (needs at least 1 and 0)");
+}
+
+TEST_F(MalformedFrame, BarrierWithMoreThanItsAnchorIsRefused) {
+  wire::Envelope e;
+  e.__set_dest_task(6);
+  e.__set_kind(static_cast<std::int8_t>(worker::MessageKind::kBarrier));
+  e.anchors = {1, 0, 2, 0};
+  EXPECT_EQ(decode_error(frame_with(e)),
+            "a control message with 2 anchors and 0 values (needs 1 and 0)");
 }
 
 TEST_F(MalformedFrame, AnchorListWithoutPairsIsRefused) {

@@ -9,6 +9,7 @@
 
 #include "rstorm/worker/ack_table.hpp"
 #include "rstorm/worker/receive_queue.hpp"
+#include "rstorm/worker/transfer.hpp"
 
 namespace rstorm::worker {
 namespace {
@@ -145,6 +146,110 @@ void ExpectSameEntries(AckTable<std::uint64_t>& table,
 // Random inserts, lookups and erases against a std::map, with keys that are
 // not roots (the overflow alone), roots of a few producers whose counters
 // collide in their rings, and both mixed.
+// A Transfer over two receive queues: tasks 1 and 2 go to queue 0, task 3
+// to queue 1.
+struct TwoQueues {
+  ReceiveQueue q0{64};
+  ReceiveQueue q1{64};
+  std::vector<TupleSink*> sinks{&q0, &q1};
+  std::vector<int> task_sink{0, 0, 0, 1};
+  ExecutorStats stats;
+  std::atomic<bool> stopping{false};
+  Transfer transfer{&sinks, 2, &task_sink, {}, 1000, Transfer::Mode::kBlocking, &stats, &stopping};
+
+  TwoQueues() { transfer.bind_sinks(); }
+  Batch drain(ReceiveQueue& q) {
+    Batch all;
+    Batch b;
+    while (q.try_pop(b)) {
+      for (auto& e : b) all.push_back(std::move(e));
+    }
+    return all;
+  }
+};
+
+TEST(Transfer, AckingMessagesOfOneKindFromOneTaskToOneTaskShareAnEnvelope) {
+  TwoQueues t;
+  const auto n = Transfer::kMaxCoalescedMessages;
+  for (std::uint64_t r = 1; r <= n + 3; ++r) {
+    t.transfer.send_control(TaskId(1), MessageKind::kAck, r, r * 10, TaskId(7));
+    t.transfer.append(TaskId(2)).tuple = Tuple(nullptr, TaskId(7), Values{Value(std::int64_t(1))});
+    t.transfer.commit();  // tuples in between do not stop the joining
+  }
+  // Root 1 is in the first envelope, which is full: this ack joins the second.
+  t.transfer.send_control(TaskId(1), MessageKind::kAck, 1, 5, TaskId(7));
+  t.transfer.send_control(TaskId(1), MessageKind::kFail, 100, 0, TaskId(7));     // another kind
+  t.transfer.send_control(TaskId(1), MessageKind::kFail, 101, 0, TaskId(8));     // another task
+  t.transfer.send_control(TaskId(2), MessageKind::kFail, 102, 0, TaskId(8));     // another dest
+  t.transfer.send_control(TaskId(3), MessageKind::kAckInit, 103, 1, TaskId(7));  // another sink
+  t.transfer.send_control(TaskId(3), MessageKind::kAckInit, 104, 2, TaskId(7));
+  ASSERT_TRUE(t.transfer.flush());
+
+  Batch q0 = t.drain(t.q0);
+  std::vector<const Envelope*> control;
+  std::size_t tuples = 0;
+  for (const auto& e : q0) {
+    if (e.kind == MessageKind::kTuple) {
+      ++tuples;
+    } else {
+      control.push_back(&e);
+    }
+  }
+  EXPECT_EQ(tuples, n + 3);
+  ASSERT_EQ(control.size(), 5u);
+  // The first envelope took kMaxCoalescedMessages acks, the second the rest.
+  EXPECT_EQ(control[0]->kind, MessageKind::kAck);
+  ASSERT_EQ(control[0]->messages(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(control[0]->root(i), i + 1);
+    EXPECT_EQ(control[0]->value(i), (i + 1) * 10);
+    EXPECT_EQ(control[0]->task(), TaskId(7));
+  }
+  ASSERT_EQ(control[1]->messages(), 4u);  // roots n+1..n+3, then root 1 again
+  EXPECT_EQ(control[1]->root(3), 1u);
+  EXPECT_EQ(control[1]->value(3), 5u);
+  EXPECT_EQ(control[2]->kind, MessageKind::kFail);
+  EXPECT_EQ(control[2]->task(), TaskId(7));
+  EXPECT_EQ(control[3]->task(), TaskId(8));
+  EXPECT_EQ(control[4]->dest, TaskId(2));
+  for (std::size_t i = 2; i < 5; ++i) EXPECT_EQ(control[i]->messages(), 1u);
+
+  Batch q1 = t.drain(t.q1);
+  ASSERT_EQ(q1.size(), 1u);
+  ASSERT_EQ(q1[0].messages(), 2u);
+  EXPECT_EQ(q1[0].root(1), 104u);
+  EXPECT_EQ(q1[0].value(1), 2u);
+}
+
+TEST(Transfer, AnAckToARootTheEnvelopeHoldsIsXoredIn) {
+  TwoQueues t;
+  t.transfer.send_control(TaskId(3), MessageKind::kAck, 9, 0b0110, TaskId());
+  t.transfer.send_control(TaskId(3), MessageKind::kAck, 9, 0b0011, TaskId());
+  ASSERT_TRUE(t.transfer.flush());
+  Batch q1 = t.drain(t.q1);
+  ASSERT_EQ(q1.size(), 1u);
+  ASSERT_EQ(q1[0].messages(), 1u);
+  EXPECT_EQ(q1[0].value(0), 0b0101u);
+}
+
+// A barrier keeps its place: no acking message sent after it joins an
+// envelope before it.
+TEST(Transfer, NothingSentAfterABarrierJoinsAnEnvelopeBeforeIt) {
+  TwoQueues t;
+  t.transfer.send_control(TaskId(3), MessageKind::kAckComplete, 1, 0, TaskId(5));
+  t.transfer.send_control(TaskId(3), MessageKind::kBarrier, 42, 0, TaskId(5));
+  t.transfer.send_control(TaskId(3), MessageKind::kAckComplete, 2, 0, TaskId(5));
+  t.transfer.send_control(TaskId(3), MessageKind::kAckComplete, 3, 0, TaskId(5));
+  ASSERT_TRUE(t.transfer.flush());
+  Batch q1 = t.drain(t.q1);
+  ASSERT_EQ(q1.size(), 3u);
+  EXPECT_EQ(q1[0].messages(), 1u);
+  EXPECT_EQ(q1[1].kind, MessageKind::kBarrier);
+  ASSERT_EQ(q1[2].messages(), 2u);
+  EXPECT_EQ(q1[2].root(0), 2u);
+  EXPECT_EQ(q1[2].root(1), 3u);
+}
+
 TEST(AckTable, MatchesAMapUnderRandomInsertsAndErases) {
   struct Case {
     const char* name;

@@ -85,15 +85,19 @@ void DataPlane::fail_trees(Batch& batch) {
         break;
       }
       case MessageKind::kAckInit:
-        // The spout's own init: tell the spout directly when it runs here.
-        if (runtime_.runtime().runs_task(e.task())) {
-          out.push_back({e.task(), MessageKind::kAckFailed, e.root()});
-        } else {
-          out.push_back({e.dest, MessageKind::kFail, e.root()});
+        // The spout's own inits: tell the spout directly when it runs here.
+        for (std::size_t i = 0; i < e.messages(); ++i) {
+          if (runtime_.runtime().runs_task(e.task())) {
+            out.push_back({e.task(), MessageKind::kAckFailed, e.root(i)});
+          } else {
+            out.push_back({e.dest, MessageKind::kFail, e.root(i)});
+          }
         }
         break;
       case MessageKind::kAck:
-        out.push_back({e.dest, MessageKind::kFail, e.root()});
+        for (std::size_t i = 0; i < e.messages(); ++i) {
+          out.push_back({e.dest, MessageKind::kFail, e.root(i)});
+        }
         break;
       default:
         // A lost fail or completion: the spout times the tree out. Never

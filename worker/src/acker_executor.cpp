@@ -26,8 +26,9 @@ void AckerExecutor::run() {
     now_ = now_ns();
     for (int i = 0; i < 8 && queue_.try_pop(batch); ++i) {
       work = true;
-      for (const auto& e : batch) handle(e);
-      bump(stats_.executed, batch.size());
+      std::size_t messages = 0;
+      for (const auto& e : batch) messages += handle(e);
+      bump(stats_.executed, messages);
     }
     if (now_ >= next_sweep_ns_) {
       expire(now_);
@@ -42,30 +43,37 @@ void AckerExecutor::run() {
   }
 }
 
-void AckerExecutor::handle(const Envelope& e) {
+std::size_t AckerExecutor::handle(const Envelope& e) {
+  if (!is_acking(e.kind)) return 1;
+  const std::size_t n = e.messages();
+  for (std::size_t i = 0; i < n; ++i) handle(e.kind, e.root(i), e.value(i), e.task());
+  return n;
+}
+
+void AckerExecutor::handle(MessageKind kind, std::uint64_t root, std::uint64_t value, TaskId task) {
   bool inserted = false;
-  switch (e.kind) {
+  switch (kind) {
     case MessageKind::kAckInit: {
-      Entry& en = trees_.get_or_insert(e.root(), &inserted);
+      Entry& en = trees_.get_or_insert(root, &inserted);
       if (inserted) en.created_ns = now_;
-      en.value ^= e.value();
-      en.spout = e.task();
+      en.value ^= value;
+      en.spout = task;
       en.init = true;
-      if (en.failed || en.value == 0) finish(e.root(), en, !en.failed);
+      if (en.failed || en.value == 0) finish(root, en, !en.failed);
       break;
     }
     case MessageKind::kAck: {
-      Entry& en = trees_.get_or_insert(e.root(), &inserted);
+      Entry& en = trees_.get_or_insert(root, &inserted);
       if (inserted) en.created_ns = now_;
-      en.value ^= e.value();
-      if (en.init && en.value == 0) finish(e.root(), en, true);
+      en.value ^= value;
+      if (en.init && en.value == 0) finish(root, en, true);
       break;
     }
     case MessageKind::kFail: {
-      Entry& en = trees_.get_or_insert(e.root(), &inserted);
+      Entry& en = trees_.get_or_insert(root, &inserted);
       if (inserted) en.created_ns = now_;
       en.failed = true;
-      if (en.init) finish(e.root(), en, false);
+      if (en.init) finish(root, en, false);
       break;
     }
     default:

@@ -397,12 +397,10 @@ void SpoutExecutor::handle(Envelope& e) {
     return;
   }
   // A tree the ackers completed or failed is progress; a timeout is not.
-  if (e.kind == MessageKind::kAckComplete) {
+  if (e.kind == MessageKind::kAckComplete || e.kind == MessageKind::kAckFailed) {
     progressed_ = true;
-    complete(e.root(), true);
-  } else if (e.kind == MessageKind::kAckFailed) {
-    progressed_ = true;
-    complete(e.root(), false);
+    const bool acked = e.kind == MessageKind::kAckComplete;
+    for (std::size_t i = 0; i < e.messages(); ++i) complete(e.root(i), acked);
   }
 }
 

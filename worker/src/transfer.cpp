@@ -15,7 +15,8 @@ Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
       forced_(std::move(forced)),
       pending_(num_sinks),
       dirty_flag_(num_sinks, 0),
-      inline_(num_sinks, 0) {}
+      inline_(num_sinks, 0),
+      coalesce_at_(num_sinks, kNoEnvelope) {}
 
 void Transfer::bind_sinks() {
   for (std::size_t d = 0; d < inline_.size(); ++d) {

@@ -575,9 +575,13 @@ struct FrameDecoder::State {
     if (kind < 0 || kind > kMaxKind) fail("an envelope of unknown kind " + std::to_string(kind));
     e.kind = static_cast<worker::MessageKind>(kind);
     if (e.kind != worker::MessageKind::kTuple) {
-      if (e.tuple.anchors().size() != 1 || !e.tuple.values().empty()) {
-        fail("a control message with " + std::to_string(e.tuple.anchors().size()) +
-             " anchors and " + std::to_string(e.tuple.values().size()) + " values (needs 1 and 0)");
+      // An acking envelope carries one or more messages (Envelope::messages).
+      const std::size_t anchors = e.tuple.anchors().size();
+      const bool acking = worker::is_acking(e.kind);
+      if ((acking ? anchors == 0 : anchors != 1) || !e.tuple.values().empty()) {
+        fail(std::string(acking ? "an acking message" : "a control message") + " with " +
+             std::to_string(anchors) + " anchors and " + std::to_string(e.tuple.values().size()) +
+             " values (needs " + (acking ? "at least 1" : "1") + " and 0)");
       }
       e.tuple.set_source(nullptr, TaskId(source));
       return;

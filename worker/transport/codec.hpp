@@ -25,7 +25,9 @@
 
 namespace rstorm::transport {
 
-inline constexpr std::int32_t kProtocolVersion = 1;
+// 2: an acking envelope (kAckInit .. kAckFailed) may carry many (root,
+// value) pairs, each one message; 1 carried one.
+inline constexpr std::int32_t kProtocolVersion = 2;
 inline constexpr std::size_t kLengthPrefixBytes = 4;
 
 enum class FrameType { kHello, kHelloAck, kRefused, kTuples, kBackpressure, kChallenge, kProof };

@@ -56,7 +56,9 @@ union Value {
 // 2 ack, 3 fail, 4 ack complete, 5 ack failed, 6 checkpoint barrier, 7 checkpoint
 // part done). A tuple's stream is the
 // index of the stream among its source component's plan streams; control
-// messages carry no values and their (root, value) as the only anchor.
+// messages carry no values and their (root, value) as the only anchor, except
+// acking messages (kinds 1-5): there each (root, value) anchor is one message,
+// of that kind from source_task to dest_task (protocol version 2).
 // anchors: the (root, edge) pair of each tuple tree the tuple belongs to,
 // flattened: [root0, edge0, root1, edge1, ...]; ids are uint64 bit patterns.
 struct Envelope {

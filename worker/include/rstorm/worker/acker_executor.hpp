@@ -25,7 +25,9 @@ class AckerExecutor final : public Executor {
   };
 
   void run() override;
-  void handle(const Envelope& e);
+  // Returns the number of messages `e` carried (Envelope::messages).
+  std::size_t handle(const Envelope& e);
+  void handle(MessageKind kind, std::uint64_t root, std::uint64_t value, TaskId task);
   void finish(std::uint64_t root, Entry& entry, bool complete);
   void expire(std::int64_t now);
 

@@ -88,8 +88,7 @@ class Emitter {
 
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
                     TaskId task = TaskId()) {
-    transfer_.append(dest).set_control(kind, root, value, task);
-    transfer_.commit();
+    transfer_.send_control(dest, kind, root, value, task);
   }
 
   // Local-or-shuffle on subscription `counter_index` picks from `tasks` only

@@ -30,6 +30,14 @@ enum class MessageKind : std::uint8_t {
 // kCheckpointDone's value() when the task could not store its part.
 inline constexpr std::uint64_t kCheckpointPartFailed = ~std::uint64_t{0};
 
+// Whether envelopes of `kind` are acking messages, which one envelope may
+// carry many of: each (root, value) pair is one message, all of the same
+// kind from task() to dest (Transfer::send_control coalesces them, as Storm's
+// acker protocol allows: the acker XORs, so their order does not matter).
+inline bool is_acking(MessageKind kind) {
+  return kind >= MessageKind::kAckInit && kind <= MessageKind::kAckFailed;
+}
+
 // Whether envelopes of `kind` travel in order with tuples (the data lane).
 inline bool travels_with_tuples(MessageKind kind) {
   return kind == MessageKind::kTuple || kind == MessageKind::kBarrier;
@@ -66,9 +74,13 @@ struct alignas(64) Envelope {
     tuple.set_source(nullptr, task);
     tuple.mutable_anchors().xor_in(root, value);
   }
-  // REQUIRES: kind != kTuple.
+  // REQUIRES: kind != kTuple. The first message; an acking envelope holds
+  // messages() of them (is_acking), any other control envelope one.
   std::uint64_t root() const { return tuple.anchors()[0].root; }
   std::uint64_t value() const { return tuple.anchors()[0].edge; }
+  std::size_t messages() const { return tuple.anchors().size(); }
+  std::uint64_t root(std::size_t i) const { return tuple.anchors()[i].root; }
+  std::uint64_t value(std::size_t i) const { return tuple.anchors()[i].edge; }
   TaskId task() const { return tuple.source_task(); }
 };
 

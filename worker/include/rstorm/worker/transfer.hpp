@@ -68,6 +68,35 @@ class Transfer {
     if (pending_[static_cast<std::size_t>(last_)].size() >= batch_size_ && !backlog_) push(last_);
   }
 
+  // Sends a control message (Envelope::set_control). An acking message
+  // (is_acking) joins the pending batch's last acking envelope of the same
+  // kind from `task` to `dest`, while that holds fewer than
+  // kMaxCoalescedMessages: a bolt's acks to one acker, a spout's inits, an
+  // acker's completions to one spout travel a batch at a time in one
+  // envelope each. Any other control message (a barrier, a checkpoint part)
+  // is never joined and nothing sent before it joins anything after it, so
+  // it keeps its place among them.
+  void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
+                    TaskId task) {
+    const int d = (*task_sink_)[static_cast<std::size_t>(dest.value)];
+    std::size_t& at = coalesce_at_[static_cast<std::size_t>(d)];
+    if (is_acking(kind)) {
+      const Batch& b = pending_[static_cast<std::size_t>(d)];
+      if (at < b.size() && b[at].kind == kind && b[at].dest == dest && b[at].task() == task &&
+          b[at].messages() < kMaxCoalescedMessages) {
+        pending_[static_cast<std::size_t>(d)][at].tuple.mutable_anchors().xor_in(root, value);
+        return;
+      }
+      append(dest).set_control(kind, root, value, task);
+      at = last_inline_ ? kNoEnvelope : pending_[static_cast<std::size_t>(d)].size() - 1;
+    } else {
+      at = kNoEnvelope;
+      append(dest).set_control(kind, root, value, task);
+    }
+    commit();
+  }
+  static constexpr std::size_t kMaxCoalescedMessages = 32;
+
   // Hands every pending batch over. Returns true when none is left (always in
   // blocking mode unless stopping).
   bool flush();
@@ -93,6 +122,11 @@ class Transfer {
   std::vector<char> dirty_flag_;
   std::vector<int> dirty_;
   std::vector<char> inline_;  // index: sink; runs inline (bind_sinks)
+  // Index: sink; the envelope of its pending batch that send_control last
+  // started for acking messages. A hint: checked against the envelope there
+  // (the batch may have been handed over and refilled since).
+  static constexpr std::size_t kNoEnvelope = ~std::size_t{0};
+  std::vector<std::size_t> coalesce_at_;
   Envelope inline_envelope_;  // the one handed out for sinks that run inline
   bool backlog_ = false;
   bool last_inline_ = false;
