@@ -158,6 +158,37 @@ TEST_F(Codec, EveryControlKindRoundTrips) {
   EXPECT_EQ(out[0][5].task(), TaskId());
 }
 
+// Frame after frame decoded into one batch (decode_outgoing reads a whole
+// unsent buffer back so) grows it geometrically: it was reserved to exactly
+// its new size per frame, so a buffer of N frames cost N reallocations, each
+// copying every envelope decoded so far.
+TEST_F(Codec, FramesDecodedIntoOneBatchGrowItGeometrically) {
+  worker::Batch batch;
+  for (int i = 0; i < 1000; ++i) batch.push_back(data_envelope(*plan_, 3, i));
+  FrameEncoder enc;
+  ASSERT_EQ(enc.add_tuples(index_, batch, 1), batch.size());
+  const std::vector<std::string> frames = frames_of(enc);
+  ASSERT_EQ(frames.size(), 1000u);
+  for (const bool thrift : {false, true}) {
+    SCOPED_TRACE(thrift ? "through Thrift" : "fast path");
+    FrameDecoder dec(index_, nullptr);
+    worker::Batch out;
+    ControlMessage c;
+    int reallocations = 0;
+    for (const std::string& f : frames) {
+      const auto* data = reinterpret_cast<const std::uint8_t*>(f.data());
+      const std::size_t before = out.capacity();
+      const auto type = thrift ? dec.decode_with_thrift(data, f.size(), out, c)
+                               : dec.decode(data, f.size(), out, c);
+      ASSERT_TRUE(type.is_ok()) << type.status().message();
+      if (out.capacity() != before) ++reallocations;
+    }
+    ASSERT_EQ(out.size(), 1000u);
+    EXPECT_EQ(out[999].tuple.values()[0].as_int(), 999);
+    EXPECT_LE(reallocations, 11);  // 1, 2, 4, ... 1024
+  }
+}
+
 // An acking envelope carrying many messages (Transfer::send_control) keeps
 // every (root, value) pair, in order, through both readers.
 TEST_F(Codec, AnAckingEnvelopeCarriesManyMessages) {

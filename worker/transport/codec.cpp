@@ -701,6 +701,15 @@ struct FrameDecoder::State {
     return r.p;
   }
 
+  // Room for `n` more envelopes in `out`, which may already hold many (one
+  // batch for a whole outgoing buffer read back, decode_outgoing): grows it
+  // at least twofold, so that frame after frame costs linear time, not a
+  // reallocation (and a move of every envelope so far) per frame.
+  static void make_room(worker::Batch& out, std::size_t n) {
+    if (out.capacity() - out.size() >= n) return;
+    out.reserve(std::max(out.size() + n, 2 * out.capacity()));
+  }
+
   // False when the frame is not a tuple batch; throws NotCanonical when it is
   // one laid out otherwise than Thrift's writer does.
   bool fast_tuple_frame(const std::uint8_t* data, std::size_t size, worker::Batch& out) {
@@ -708,7 +717,7 @@ struct FrameDecoder::State {
     if (r.byte() != kTuplesHeader) return false;
     if (r.byte() != kEnvelopesHeader) throw NotCanonical{};
     const std::size_t n = r.list(kCompactStruct);
-    out.reserve(out.size() + n);
+    make_room(out, n);
     for (std::size_t i = 0; i < n; ++i) r.p = fast_envelope(r.p, r.end, out.emplace_back());
     if (r.byte() != kStop || r.byte() != kStop || r.p != r.end) throw NotCanonical{};
     return true;
@@ -728,7 +737,7 @@ struct FrameDecoder::State {
         std::uint32_t n;
         proto.readListBegin(etype, n);
         if (n > 0) expect(etype, tp::T_STRUCT, "envelope list element");
-        out.reserve(out.size() + std::min<std::uint32_t>(n, 65536));
+        make_room(out, std::min<std::uint32_t>(n, 65536));
         for (std::uint32_t i = 0; i < n; ++i) read_envelope(out.emplace_back());
         proto.readListEnd();
       } else {

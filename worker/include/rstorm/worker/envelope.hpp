@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "rstorm/ids.hpp"
@@ -56,6 +57,14 @@ struct alignas(64) Envelope {
   // zero the whole envelope, the values' inline storage included, before
   // the members' own initializers run.
   Envelope() {}
+  Envelope(const Envelope&) = default;
+  Envelope& operator=(const Envelope&) = default;
+  // noexcept, so that a growing Batch moves its envelopes rather than copy
+  // them (values and all): Values' move is not declared noexcept, though it
+  // never throws (it steals the heap buffer or moves the inline values into
+  // inline room of the same size).
+  Envelope(Envelope&&) noexcept = default;
+  Envelope& operator=(Envelope&&) noexcept = default;
 
   TaskId dest;
   MessageKind kind = MessageKind::kTuple;
@@ -83,6 +92,8 @@ struct alignas(64) Envelope {
   std::uint64_t value(std::size_t i) const { return tuple.anchors()[i].edge; }
   TaskId task() const { return tuple.source_task(); }
 };
+
+static_assert(std::is_nothrow_move_constructible_v<Envelope>);
 
 using Batch = std::vector<Envelope>;
 
