@@ -2,17 +2,18 @@
 // hand-written encoder and decoder agree byte for byte with the code Thrift
 // generates from data_plane.thrift; malformed frames are refused with a
 // message naming the fault.
+#include "worker/transport/codec.hpp"
+
 #include <gtest/gtest.h>
-
-#include <cmath>
-#include <limits>
-
 #include <thrift/protocol/TCompactProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
 
+#include <cmath>
+#include <limits>
+#include <random>
+
 #include "rstorm_transport_thrift/data_plane_types.h"
 #include "transport_test_support.hpp"
-#include "worker/transport/codec.hpp"
 
 namespace rstorm::transport {
 namespace {
@@ -537,6 +538,51 @@ TEST_F(Codec, ControlMessagesRoundTrip) {
 }
 
 // ------------------------------------------------------------ malformed frames
+
+// Many anchors (a window's output): distinct roots, in whatever order, are
+// kept in that order by both readers; a frame from another writer that
+// repeats a root among many XORs the repeats into one entry, as a short list
+// does.
+TEST_F(Codec, ManyAnchorsKeepTheirOrderAndRepeatedRootsAreXored) {
+  wire::Envelope we;
+  we.__set_dest_task(3);
+  we.__set_kind(0);
+  we.__set_source_task(kSrcTask);
+  we.__set_stream_index(0);
+  std::mt19937_64 rng(7);
+  std::vector<std::uint64_t> roots;
+  for (int i = 0; i < 1000; ++i) {
+    roots.push_back(rng());
+    we.anchors.push_back(static_cast<std::int64_t>(roots.back()));
+    we.anchors.push_back(i);
+  }
+  wire::Envelope repeats = we;
+  repeats.anchors.push_back(static_cast<std::int64_t>(roots[10]));  // root 10 again
+  repeats.anchors.push_back(0x500);
+  for (const bool thrift : {false, true}) {
+    SCOPED_TRACE(thrift ? "through Thrift" : "fast path");
+    for (const bool repeated : {false, true}) {
+      wire::TupleBatch tb;
+      tb.envelopes.push_back(repeated ? repeats : we);
+      wire::Frame f;
+      f.__set_tuples(tb);
+      const std::string bytes = generated_bytes(f);
+      const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+      FrameDecoder dec(index_, nullptr);
+      worker::Batch out;
+      ControlMessage c;
+      const auto type = thrift ? dec.decode_with_thrift(data, bytes.size(), out, c)
+                               : dec.decode(data, bytes.size(), out, c);
+      ASSERT_TRUE(type.is_ok()) << type.status().message();
+      const MessageAnchors& got = out.at(0).tuple.anchors();
+      ASSERT_EQ(got.size(), 1000u);
+      for (std::size_t i = 0; i < 1000; ++i) {
+        EXPECT_EQ(got[i].root, roots[i]);
+        EXPECT_EQ(got[i].edge, i == 10 && repeated ? (10u ^ 0x500u) : i);
+      }
+    }
+  }
+}
 
 class MalformedFrame : public Codec {
  protected:
