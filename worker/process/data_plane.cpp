@@ -84,16 +84,18 @@ void DataPlane::fail_trees(Batch& batch) {
         }
         break;
       }
-      case MessageKind::kAckInit:
+      case MessageKind::kAckInit: {
         // The spout's own inits: tell the spout directly when it runs here.
+        const bool spout_here = runtime_.runtime().runs_task(e.task());
         for (std::size_t i = 0; i < e.messages(); ++i) {
-          if (runtime_.runtime().runs_task(e.task())) {
+          if (spout_here) {
             out.push_back({e.task(), MessageKind::kAckFailed, e.root(i)});
           } else {
             out.push_back({e.dest, MessageKind::kFail, e.root(i)});
           }
         }
         break;
+      }
       case MessageKind::kAck:
         for (std::size_t i = 0; i < e.messages(); ++i) {
           out.push_back({e.dest, MessageKind::kFail, e.root(i)});

@@ -78,17 +78,17 @@ class Transfer {
   // it keeps its place among them.
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
                     TaskId task) {
-    const int d = (*task_sink_)[static_cast<std::size_t>(dest.value)];
-    std::size_t& at = coalesce_at_[static_cast<std::size_t>(d)];
+    const auto d = static_cast<std::size_t>((*task_sink_)[static_cast<std::size_t>(dest.value)]);
+    std::size_t& at = coalesce_at_[d];
     if (is_acking(kind)) {
-      const Batch& b = pending_[static_cast<std::size_t>(d)];
+      Batch& b = pending_[d];
       if (at < b.size() && b[at].kind == kind && b[at].dest == dest && b[at].task() == task &&
           b[at].messages() < kMaxCoalescedMessages) {
-        pending_[static_cast<std::size_t>(d)][at].tuple.mutable_anchors().xor_in(root, value);
+        b[at].tuple.mutable_anchors().xor_in(root, value);
         return;
       }
       append(dest).set_control(kind, root, value, task);
-      at = last_inline_ ? kNoEnvelope : pending_[static_cast<std::size_t>(d)].size() - 1;
+      at = last_inline_ ? kNoEnvelope : b.size() - 1;
     } else {
       at = kNoEnvelope;
       append(dest).set_control(kind, root, value, task);
