@@ -246,5 +246,17 @@ TEST(TopologyBuilder, EveryProblemIsReportedAtOnce) {
   EXPECT_EQ(problems.back(), "the topology has no spout");
 }
 
+// The runtime calls an adapted BasicBolt directly: adapted_basic_bolt finds
+// it behind the adapter, and finds none behind any other bolt.
+TEST(TopologyBuilder, AdaptedBasicBoltIsFoundBehindItsAdapterOnly) {
+  auto basic = std::make_unique<Counter>();
+  BasicBolt* raw = basic.get();
+  auto adapted = adapt_basic_bolt(std::move(basic));
+  ASSERT_NE(adapted, nullptr);
+  EXPECT_EQ(adapted_basic_bolt(*adapted), raw);
+  Sink plain;
+  EXPECT_EQ(adapted_basic_bolt(plain), nullptr);
+}
+
 }  // namespace
 }  // namespace rstorm

@@ -76,5 +76,54 @@ TEST(BoltException, EmitOnUndeclaredStreamFailsInputNamingStream) {
       << log.all();
 }
 
+// A BasicBolt is called by the executor directly (not through its adapter):
+// the same contract. An input whose execute throws, a std::exception or
+// anything else, is failed and reported naming what was thrown; every other
+// input is acked once execute returns, its emits anchored to it, and every
+// execute is counted.
+TEST(BoltException, ThrowingBasicBoltFailsThoseInputsAndAcksTheRest) {
+  class Picky : public BasicBolt {
+   public:
+    void execute(const Tuple& t, BasicOutputCollector& out) override {
+      const std::int64_t n = t.get_int(0);
+      if (n % 10 == 3) throw 3;  // not a std::exception
+      if (n % 10 == 7) throw std::runtime_error("bad input " + std::to_string(n));
+      out.emit({n});
+    }
+    void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields{"n"}); }
+  };
+  auto ledger = std::make_shared<Ledger>();
+  auto sink = std::make_shared<Ledger>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(ledger, 100, true));
+  b.set_bolt("picky", [] { return std::make_unique<Picky>(); }).shuffle_grouping("numbers");
+  b.set_bolt("sink", recording_bolt(sink)).shuffle_grouping("picky");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+
+  CapturedLog log;
+  Config conf;
+  conf.set("topology.message.timeout.secs", 120);
+  LocalCluster cluster(LocalClusterOptions{log.logger, 7});
+  ASSERT_TRUE(cluster.submit("basic", conf, *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return ledger->acked_total() + ledger->failed_total() == 100; }));
+  auto stats = cluster.stats("basic");
+  ASSERT_TRUE(cluster.kill("basic").is_ok());
+
+  EXPECT_EQ(ledger->failed_total(), 20u);
+  EXPECT_EQ(ledger->acked_total(), 80u);
+  for (const auto& [id, n] : ledger->fails) ASSERT_TRUE(id % 10 == 3 || id % 10 == 7) << id;
+  EXPECT_EQ(sink->received_total(), 80u);
+  EXPECT_EQ(stats->component("picky")->executed, 100u);
+  EXPECT_EQ(stats->component("picky")->errors, 20u);
+  EXPECT_EQ(stats->component("picky")->failed, 20u);
+  EXPECT_EQ(stats->component("picky")->acked, 80u);
+  // Errors are logged at most once a second: the first one (input 3).
+  EXPECT_NE(log.all().find("[topology=basic component=picky task=2] execute threw a "
+                           "non-standard exception; input from numbers failed"),
+            std::string::npos)
+      << log.all();
+}
+
 }  // namespace
 }  // namespace rstorm

@@ -39,6 +39,7 @@ class BasicBoltAdapter final : public Bolt {
   void declare_output_fields(OutputFieldsDeclarer& declarer) override {
     basic_->declare_output_fields(declarer);
   }
+  BasicBolt* basic() const { return basic_.get(); }
 
  private:
   std::unique_ptr<BasicBolt> basic_;
@@ -53,6 +54,11 @@ const std::string kNoComponent;
 std::unique_ptr<Bolt> adapt_basic_bolt(std::unique_ptr<BasicBolt> basic) {
   if (!basic) return nullptr;
   return std::make_unique<BasicBoltAdapter>(std::move(basic));
+}
+
+BasicBolt* adapted_basic_bolt(Bolt& bolt) {
+  auto* adapter = dynamic_cast<BasicBoltAdapter*>(&bolt);
+  return adapter == nullptr ? nullptr : adapter->basic();
 }
 
 const std::vector<TaskId>& TopologyContext::component_tasks(std::string_view component) const {

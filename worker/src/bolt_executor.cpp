@@ -8,6 +8,7 @@ namespace rstorm::worker {
 struct BoltExecutor::Task {
   TaskId id;
   std::unique_ptr<Bolt> bolt;
+  BasicBolt* basic = nullptr;  // the BasicBolt `bolt` adapts, called directly
   TimedBolt* timed = nullptr;  // the bolt, when it asked for a timer
   std::int64_t timer_period_ns = 0;
   std::int64_t next_timer_ns = 0;
@@ -32,8 +33,24 @@ class BoltExecutor::Collector final : public OutputCollector {
                Values&& values, TaskId direct) override {
     Emitter& em = ex_.emitter_;
     const StreamRoute& route = em.route(stream, values, direct);
-    bump(ex_.stats_.emitted);
     const auto targets = em.targets();
+    // The usual emit: one target, no tree to join (acking off, or no
+    // anchor). The rest out of line, so that this path saves few registers.
+    if (targets.size() == 1 && (num_anchors == 0 || !em.acking())) [[likely]] {
+      em.begin_tuple(targets[0], &route.info, task_, values, true);
+      em.commit();
+      bump(ex_.stats_.emitted);
+      bump(ex_.stats_.transferred);
+      return;
+    }
+    emit_anchored(route, targets, anchors, num_anchors, values);
+  }
+
+  [[gnu::noinline]] void emit_anchored(const StreamRoute& route, std::span<const TaskId> targets,
+                                       const Tuple* const* anchors, std::size_t num_anchors,
+                                       Values& values) {
+    Emitter& em = ex_.emitter_;
+    bump(ex_.stats_.emitted);
     const std::size_t n = targets.size();
     const bool acking = em.acking();
     for (std::size_t i = 0; i < n; ++i) {
@@ -147,6 +164,7 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
                                                    env.plan->layout, env.plan->user_metrics,
                                                    env.plan->state_backend);
     t->collector = std::make_unique<Collector>(*this, t->id);
+    t->basic = adapted_basic_bolt(*t->bolt);
     if (dynamic_cast<TimedBolt*>(t->bolt.get()) != nullptr) has_timed_bolt_ = true;
     t->blocked.assign(c.upstream_tasks.size(), 0);
     tasks_.push_back(std::move(t));
@@ -249,35 +267,63 @@ void BoltExecutor::run() {
   cleanup_tasks();
 }
 
+inline void BoltExecutor::call_bolt(Task& task, const Tuple& input) {
+  try {
+    if (task.basic != nullptr) {
+      // What BasicBoltAdapter::execute does, with the ack a direct call.
+      BasicOutputCollector out(*task.collector, input);
+      task.basic->execute(input, out);
+      task.collector->ack(input);
+    } else {
+      task.bolt->execute(input);
+    }
+  } catch (...) {
+    execute_threw(task, input, std::current_exception());
+  }
+}
+
 void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {
+  if (--sample_countdown_ == 0) [[unlikely]] {
+    execute_sampled(task, input, tick);
+    return;
+  }
+  call_bolt(task, input);
+  bump(tick ? stats_.ticks : stats_.executed);
+}
+
+void BoltExecutor::execute_sampled(Task& task, const Tuple& input, bool tick) {
+  // One execute in each run of 32 is timed, at a random place in it, so
+  // that the sample does not alias with a periodic input (a fixed sentence
+  // list fills transfer batches on a fixed rhythm).
   sample_state_ ^= sample_state_ << 13;
   sample_state_ ^= sample_state_ >> 17;
   sample_state_ ^= sample_state_ << 5;
-  const bool sample = (sample_state_ & 31) == 0;
-  const std::int64_t start = sample ? now_ns() : 0;
+  const std::uint32_t place = sample_state_ & 31;
+  sample_countdown_ = 32 - sample_place_ + place;
+  sample_place_ = place;
+  const std::int64_t start = now_ns();
   // Time blocked on a full downstream queue inside execute is backpressure,
   // counted apart (backpressure_wait_ns), not execute latency.
-  const std::uint64_t waited_before =
-      sample ? stats_.backpressure_wait_ns.load(std::memory_order_relaxed) : 0;
-  try {
-    task.bolt->execute(input);
-  } catch (const std::exception& e) {
-    report_error(task.id, std::string("execute threw: ") + e.what() + "; input from " +
-                              input.source_component() + " failed");
-    task.collector->fail(input);
-  } catch (...) {
-    report_error(task.id, "execute threw a non-standard exception; input from " +
-                              input.source_component() + " failed");
-    task.collector->fail(input);
-  }
+  const std::uint64_t waited_before = stats_.backpressure_wait_ns.load(std::memory_order_relaxed);
+  call_bolt(task, input);
   bump(tick ? stats_.ticks : stats_.executed);
-  if (sample) {
-    const std::uint64_t elapsed = static_cast<std::uint64_t>(now_ns() - start);
-    const std::uint64_t waited =
-        stats_.backpressure_wait_ns.load(std::memory_order_relaxed) - waited_before;
-    record_latency(stats_.execute_ns, stats_.execute_samples, stats_.execute_latency,
-                   elapsed > waited ? elapsed - waited : 0);
+  const std::uint64_t elapsed = static_cast<std::uint64_t>(now_ns() - start);
+  const std::uint64_t waited =
+      stats_.backpressure_wait_ns.load(std::memory_order_relaxed) - waited_before;
+  record_latency(stats_.execute_ns, stats_.execute_samples, stats_.execute_latency,
+                 elapsed > waited ? elapsed - waited : 0);
+}
+
+void BoltExecutor::execute_threw(Task& task, const Tuple& input, std::exception_ptr error) {
+  std::string what = "execute threw a non-standard exception";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    what = std::string("execute threw: ") + e.what();
+  } catch (...) {
   }
+  report_error(task.id, what + "; input from " + input.source_component() + " failed");
+  task.collector->fail(input);
 }
 
 void BoltExecutor::receive(Task& task, Envelope& e) {

@@ -27,9 +27,26 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   void emit_to(std::string_view stream, Values&& values, Value msg_id, TaskId direct) override {
     Emitter& em = ex_.emitter_;
     const StreamRoute& route = em.route(stream, values, direct);
+    const auto targets = em.targets();
+    // The usual unreliable emit: one target. The rest out of line, so that
+    // this path saves few registers.
+    if (targets.size() == 1 && msg_id.is_null()) [[likely]] {
+      ++ex_.emits_;
+      em.begin_tuple(targets[0], &route.info, task_, values, true);
+      em.commit();
+      ex_.progressed_ = true;  // no tree to wait for: the emit is the progress
+      bump(ex_.stats_.emitted);
+      bump(ex_.stats_.transferred);
+      return;
+    }
+    emit_tracked(route, targets, values, std::move(msg_id));
+  }
+
+  [[gnu::noinline]] void emit_tracked(const StreamRoute& route, std::span<const TaskId> targets,
+                                      Values& values, Value msg_id) {
+    Emitter& em = ex_.emitter_;
     ++ex_.emits_;
     bump(ex_.stats_.emitted);
-    const auto targets = em.targets();
     const std::size_t n = targets.size();
     const bool reliable = !msg_id.is_null();
     if (reliable && em.acking()) {

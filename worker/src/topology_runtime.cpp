@@ -36,7 +36,8 @@ api::Result<std::vector<std::unique_ptr<T>>> make_instances(const ExecutorPlan& 
 // no queue, no wake-up), and hands its own output on at the head's flush.
 class InlineSink final : public TupleSink {
  public:
-  explicit InlineSink(Executor* member) : member_(member) {}
+  // A member is a bolt (BoltExecutor is final: its calls here are direct).
+  explicit InlineSink(BoltExecutor* member) : member_(member) {}
   bool try_push(Batch& batch) override {
     for (auto& e : batch) member_->run_one_inline(e);
     member_->flush_inline();
@@ -50,7 +51,7 @@ class InlineSink final : public TupleSink {
   void flush() override { member_->flush_inline(); }
 
  private:
-  Executor* member_;
+  BoltExecutor* member_;
 };
 
 }  // namespace
@@ -262,7 +263,8 @@ void TopologyRuntime::fuse_executors(const std::vector<std::uint32_t>& worker_of
     for (std::size_t i = 0; i < heads.size(); ++i) {
       heads[i]->add_member(members[i]);
       heads[i]->pin_route(sub->counter_index, &members[i]->plan().tasks);
-      inline_sinks_.push_back(std::make_unique<InlineSink>(members[i]));
+      // Only bolts are fused (the role checked above).
+      inline_sinks_.push_back(std::make_unique<InlineSink>(static_cast<BoltExecutor*>(members[i])));
       env_.sinks[static_cast<std::size_t>(members[i]->plan().index)] = inline_sinks_.back().get();
     }
   }

@@ -24,7 +24,13 @@ void Transfer::bind_sinks() {
   }
 }
 
+void Transfer::mark_dirty(int d) {
+  dirty_flag_[static_cast<std::size_t>(d)] = true;
+  dirty_.push_back(d);
+}
+
 Envelope& Transfer::append_to_batch(int d, TaskId dest) {
+  if (!dirty_flag_[static_cast<std::size_t>(d)]) mark_dirty(d);
   Batch& b = pending_[static_cast<std::size_t>(d)];
   if (b.capacity() == 0) b.reserve(batch_size_);
   Envelope& e = b.emplace_back();

@@ -68,5 +68,9 @@ class BasicBolt {
 
 // Runs a BasicBolt as a Bolt (what TopologyBuilder does with one).
 std::unique_ptr<Bolt> adapt_basic_bolt(std::unique_ptr<BasicBolt> basic);
+// The BasicBolt that `bolt` runs when it came from adapt_basic_bolt, else
+// nullptr. For the runtime, which then calls it without the adapter: one
+// virtual call per input instead of three.
+BasicBolt* adapted_basic_bolt(Bolt& bolt);
 
 }  // namespace rstorm

@@ -195,13 +195,23 @@ class Tuple {
   void assign_values(Vs&& values) {
     using Element = std::conditional_t<std::is_lvalue_reference_v<Vs>, const Value&, Value&&>;
     const std::size_t n = values.size();
-    if (values_.size() == n) {
-      for (std::size_t i = 0; i < n; ++i) values_[i] = static_cast<Element>(values[i]);
-    } else if (values_.empty() && n <= kInlineValues) {
-      for (std::size_t i = 0; i < n; ++i) values_.emplace_back(static_cast<Element>(values[i]));
-    } else {
-      values_ = std::forward<Vs>(values);
+    if (values_.size() == n) [[likely]] {
+      Value* to = values_.data();
+      auto* from = values.data();
+      for (std::size_t i = 0; i < n; ++i) to[i] = static_cast<Element>(from[i]);
+      return;
     }
+    if (values_.empty() && n <= kInlineValues) {
+      auto* from = values.data();
+      for (std::size_t i = 0; i < n; ++i) values_.emplace_back(static_cast<Element>(from[i]));
+      return;
+    }
+    assign_values_resized(std::forward<Vs>(values));
+  }
+  // Out of line, so that assign_values needs no registers saved.
+  template <typename Vs>
+  [[gnu::noinline]] void assign_values_resized(Vs&& values) {
+    values_ = std::forward<Vs>(values);
   }
   std::size_t field_index(std::string_view field) const;
 

@@ -61,7 +61,7 @@ class Value {
     }
   }
   Value& operator=(const Value& o) {
-    if (scalar() && o.scalar()) {
+    if (both_scalar(o)) {
       bits_ = o.bits_;
       type_ = o.type_;
     } else if (this != &o) {
@@ -70,7 +70,7 @@ class Value {
     return *this;
   }
   Value& operator=(Value&& o) noexcept {
-    if (scalar() && o.scalar()) {
+    if (both_scalar(o)) {
       bits_ = o.bits_;
       type_ = o.type_;
     } else if (this != &o) {
@@ -117,6 +117,12 @@ class Value {
 
  private:
   bool scalar() const { return type_ < ValueType::kString; }
+  // scalar() && o.scalar() in one test: the scalar tags are 0 to 3.
+  bool both_scalar(const Value& o) const {
+    static_assert(static_cast<int>(ValueType::kString) == 4 &&
+                  static_cast<int>(ValueType::kBytes) == 5);
+    return (static_cast<unsigned>(type_) | static_cast<unsigned>(o.type_)) < 4;
+  }
   void expect(ValueType t) const {
     if (type_ != t) [[unlikely]]
       throw std::bad_variant_access();

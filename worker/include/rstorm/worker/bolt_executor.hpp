@@ -6,6 +6,7 @@
 // queue is full (backpressure).
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -38,8 +39,15 @@ class BoltExecutor final : public Executor {
   // Prepares every task; false (the executor marked fatal) when one threw.
   bool prepare_tasks();
   void cleanup_tasks();
-  // `tick`: a tick tuple, counted apart from the inputs executed.
+  // `tick`: a tick tuple, counted apart from the inputs executed. One
+  // execute in each run of 32 is timed (execute_sampled).
   void execute(Task& task, const Tuple& input, bool tick = false);
+  [[gnu::noinline]] void execute_sampled(Task& task, const Tuple& input, bool tick);
+  // The bolt's execute; an exception fails the input and is reported
+  // (execute_threw, out of line).
+  [[gnu::always_inline]] inline void call_bolt(Task& task, const Tuple& input);
+  [[gnu::noinline, gnu::cold]] void execute_threw(Task& task, const Tuple& input,
+                                                  std::exception_ptr error);
   void send_ticks();
   // A TimedBolt's on_timer, its exception counted and logged as execute's.
   void run_timer(Task& task);
@@ -59,9 +67,11 @@ class BoltExecutor final : public Executor {
   StreamInfo tick_info_;
   std::int64_t tick_period_ns_ = 0;
   std::int64_t next_tick_ns_ = 0;
-  // xorshift32 state: one execute in 32 is timed, chosen at random so that
-  // the sample does not alias with a periodic input (a fixed sentence list
-  // fills transfer batches on a fixed rhythm).
+  // Executes left until the next timed one, the place of the last timed one
+  // in its run of 32, and the xorshift32 state that draws the next place
+  // (execute_sampled).
+  std::uint32_t sample_countdown_ = 32;
+  std::uint32_t sample_place_ = 31;
   std::uint32_t sample_state_ = 0x9E3779B9u;
   bool prepared_ = false;  // every task prepared: cleanup is due
   bool checkpointing_ = false;  // topology.state.checkpointing

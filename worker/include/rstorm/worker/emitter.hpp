@@ -74,8 +74,8 @@ class Emitter {
   // Starts a tuple for `dest` in place, with `values` moved in when `last`
   // (the emit's last target) and copied otherwise; fill its anchors, then
   // commit().
-  Tuple& begin_tuple(TaskId dest, const StreamInfo* source, TaskId source_task, Values& values,
-                     bool last) {
+  [[gnu::always_inline]] Tuple& begin_tuple(TaskId dest, const StreamInfo* source,
+                                            TaskId source_task, Values& values, bool last) {
     Envelope& e = transfer_.append(dest);
     if (last) {
       e.tuple.assign(source, source_task, std::move(values));
@@ -84,7 +84,7 @@ class Emitter {
     }
     return e.tuple;
   }
-  void commit() { transfer_.commit(); }
+  [[gnu::always_inline]] void commit() { transfer_.commit(); }
 
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
                     TaskId task = TaskId()) {

@@ -44,15 +44,12 @@ class Transfer {
   // filled in place; commit() must follow before the next append. For a sink
   // that runs inline, the envelope is one kept here, run at commit().
   // REQUIRES: dest is a task of this topology.
-  Envelope& append(TaskId dest) {
+  [[gnu::always_inline]] Envelope& append(TaskId dest) {
     const int d = (*task_sink_)[static_cast<std::size_t>(dest.value)];
     last_ = d;
-    if (!dirty_flag_[static_cast<std::size_t>(d)]) {
-      dirty_flag_[static_cast<std::size_t>(d)] = true;
-      dirty_.push_back(d);
-    }
     last_inline_ = inline_[static_cast<std::size_t>(d)] != 0;
     if (last_inline_) {
+      if (!dirty_flag_[static_cast<std::size_t>(d)]) mark_dirty(d);
       inline_envelope_.reuse(dest);
       return inline_envelope_;
     }
@@ -60,7 +57,7 @@ class Transfer {
   }
   // Runs the envelope of the last append (a sink that runs inline), or hands
   // its batch over if it is full.
-  void commit() {
+  [[gnu::always_inline]] void commit() {
     if (last_inline_) {
       (*sinks_)[static_cast<std::size_t>(last_)]->run(inline_envelope_);
       return;
@@ -108,8 +105,9 @@ class Transfer {
  private:
   bool push(int d);
   // Out of line, so that append() for a sink that runs inline needs no
-  // registers saved.
+  // registers saved. Both mark the sink dirty: flush() hands it on.
   Envelope& append_to_batch(int d, TaskId dest);
+  [[gnu::noinline]] void mark_dirty(int d);
 
   const std::vector<TupleSink*>* sinks_;
   const std::vector<int>* task_sink_;
