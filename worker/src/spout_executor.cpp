@@ -72,20 +72,26 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
         init ^= local->acks;
         local->root = 0;
       }
-      if (local != nullptr && init == 0) {
-        ex_.completed_here_.push_back(root);
-      } else {
-        em.send_control(em.acker_for(root), MessageKind::kAckInit, root, init, task_);
-      }
-      Pending& p = ex_.pending_.get_or_insert(root);
-      p.msg_id = std::move(msg_id);
-      p.task = task_index_;
       // The clock is read once per 16 reliable emits (and per loop): cheap
       // enough for millions of emits a second, precise enough for latency.
       if ((++ex_.clock_reads_ & 15) == 0) ex_.now_ns_ = now_ns();
+      if (local != nullptr && init == 0) {
+        // Complete already: acked after next_tuple returns, never pending.
+        ex_.completed_here_.push_back({task_index_, std::move(msg_id), ex_.now_ns_});
+        // In flight until its ack() was called: `rstorm local` ends on none.
+        ex_.in_flight_.store(ex_.pending_.size() + ex_.completed_here_.size(),
+                             std::memory_order_relaxed);
+        bump(ex_.stats_.transferred, n);
+        return;
+      }
+      em.send_control(em.acker_for(root), MessageKind::kAckInit, root, init, task_);
+      Pending& p = ex_.pending_.get_or_insert(root);
+      p.msg_id = std::move(msg_id);
+      p.task = task_index_;
       p.emitted_ns = ex_.now_ns_;
       ++ex_.tasks_[static_cast<std::size_t>(task_index_)]->pending;
-      ex_.in_flight_.store(ex_.pending_.size(), std::memory_order_relaxed);
+      ex_.in_flight_.store(ex_.pending_.size() + ex_.completed_here_.size(),
+                           std::memory_order_relaxed);
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         em.begin_tuple(targets[i], &route.info, task_,
@@ -429,9 +435,16 @@ void SpoutExecutor::complete(std::uint64_t root, bool acked) {
   const std::int64_t emitted_ns = p->emitted_ns;
   pending_.erase(root);  // `p` is gone from here on
   --t.pending;
+  in_flight_.store(pending_.size() + completed_here_.size(), std::memory_order_relaxed);
+  finish_tree(t, msg_id, emitted_ns, acked, true);
+}
+
+void SpoutExecutor::finish_tree(Task& t, const Value& msg_id, std::int64_t emitted_ns, bool acked,
+                                bool was_pending) {
   t.last_progress_ns = now_ns_;
-  in_flight_.store(pending_.size(), std::memory_order_relaxed);
-  if (adaptive_) adapt_limit(t, std::max<std::int64_t>(0, now_ns_ - emitted_ns));
+  // The adaptive bound is on pending trees: one that completed inside its
+  // emit never pended, and says nothing of the queues.
+  if (adaptive_ && was_pending) adapt_limit(t, std::max<std::int64_t>(0, now_ns_ - emitted_ns));
   try {
     if (acked) {
       bump(stats_.acked);
@@ -459,6 +472,8 @@ void SpoutExecutor::adapt_limit(Task& t, std::int64_t latency_ns) {
     }
   } else if (latency_ns <= latency_target_ns_ / 2 && t.limit < kMaxPendingLimit) {
     t.limit += 1;  // within a quarter of the timeout (a quarter to a half: hold)
+  } else {
+    return;  // the bound holds
   }
   double sum = 0;
   for (const auto& task : tasks_) sum += task->limit;
@@ -490,8 +505,11 @@ void SpoutExecutor::complete_here() {
   progressed_ = true;
   // A spout may emit from ack(), adding to completed_here_ meanwhile.
   completing_.swap(completed_here_);
-  for (std::uint64_t root : completing_) complete(root, true);
+  for (CompletedHere& c : completing_) {
+    finish_tree(*tasks_[static_cast<std::size_t>(c.task)], c.msg_id, c.emitted_ns, true, false);
+  }
   completing_.clear();
+  in_flight_.store(pending_.size() + completed_here_.size(), std::memory_order_relaxed);
 }
 
 void SpoutExecutor::ack_unreliable() {

@@ -66,6 +66,11 @@ class SpoutExecutor final : public Executor {
   bool drain_queue();
   void handle(Envelope& e);
   void complete(std::uint64_t root, bool acked);
+  // What completing a tree of `t` emitted at `emitted_ns` does once it is
+  // out of the pending table (`was_pending`) or never was in it: stats, the
+  // adaptive bound, the spout's ack or fail.
+  void finish_tree(Task& t, const Value& msg_id, std::int64_t emitted_ns, bool acked,
+                   bool was_pending);
   void expire_timed_out(std::int64_t now);
   bool call_next_tuple();
   void ack_unreliable();
@@ -83,8 +88,14 @@ class SpoutExecutor final : public Executor {
   std::vector<std::unique_ptr<Task>> tasks_;
   AckTable<Pending> pending_;
   std::vector<std::pair<int, Value>> immediate_acks_;  // acking off: ack at once
-  std::vector<std::uint64_t> completed_here_;          // roots; see complete_here()
-  std::vector<std::uint64_t> completing_;              // complete_here()'s, reused
+  // A tree that ran and was acked wholly inside its emit: never in pending_.
+  struct CompletedHere {
+    int task;
+    Value msg_id;
+    std::int64_t emitted_ns;
+  };
+  std::vector<CompletedHere> completed_here_;          // see complete_here()
+  std::vector<CompletedHere> completing_;              // complete_here()'s, reused
   LocalTree local_tree_state_;                         // local_tree_ when a fused head
   std::atomic<bool> want_active_{true};
   bool active_ = false;
