@@ -232,6 +232,26 @@ TEST(Transfer, AnAckToARootTheEnvelopeHoldsIsXoredIn) {
   EXPECT_EQ(q1[0].value(0), 0b0101u);
 }
 
+// Only the last message's root is looked at: an ack of a root further back
+// is a message of its own, and the acker XORs both.
+TEST(Transfer, AnAckToAnEarlierRootIsAMessageOfItsOwn) {
+  TwoQueues t;
+  t.transfer.send_control(TaskId(3), MessageKind::kAck, 9, 0b0110, TaskId());
+  t.transfer.send_control(TaskId(3), MessageKind::kAck, 5, 0b1000, TaskId());
+  t.transfer.send_control(TaskId(3), MessageKind::kAck, 9, 0b0011, TaskId());
+  t.transfer.send_control(TaskId(3), MessageKind::kAck, 9, 0b0001, TaskId());
+  ASSERT_TRUE(t.transfer.flush());
+  Batch q1 = t.drain(t.q1);
+  ASSERT_EQ(q1.size(), 1u);
+  ASSERT_EQ(q1[0].messages(), 3u);
+  EXPECT_EQ(q1[0].root(0), 9u);
+  EXPECT_EQ(q1[0].value(0), 0b0110u);
+  EXPECT_EQ(q1[0].root(1), 5u);
+  EXPECT_EQ(q1[0].value(1), 0b1000u);
+  EXPECT_EQ(q1[0].root(2), 9u);
+  EXPECT_EQ(q1[0].value(2), 0b0010u);
+}
+
 // A barrier keeps its place: no acking message sent after it joins an
 // envelope before it.
 TEST(Transfer, NothingSentAfterABarrierJoinsAnEnvelopeBeforeIt) {
@@ -360,4 +380,22 @@ TEST(AckTable, KeepsATreeThatOutlivesItsRingsLap) {
 }
 
 }  // namespace
+// A latency goes to the first bucket whose upper bound holds it; past the
+// last bound, to +Inf.
+TEST(LatencyBuckets, ALatencyGoesToTheFirstBucketThatHoldsIt) {
+  using B = rstorm::worker::LatencyBuckets;
+  EXPECT_EQ(B::bucket_of(0), 0u);
+  EXPECT_EQ(B::bucket_of(1'000), 0u);
+  EXPECT_EQ(B::bucket_of(1'001), 1u);
+  EXPECT_EQ(B::bucket_of(2'500), 1u);
+  EXPECT_EQ(B::bucket_of(9'999'999), 12u);
+  EXPECT_EQ(B::bucket_of(10'000'000), 12u);
+  EXPECT_EQ(B::bucket_of(10'000'000'000), B::kBuckets - 2);
+  EXPECT_EQ(B::bucket_of(10'000'000'001), B::kBuckets - 1);
+  for (std::size_t i = 0; i < B::kUpperBoundsNs.size(); ++i) {
+    EXPECT_EQ(B::bucket_of(B::kUpperBoundsNs[i]), i);
+    EXPECT_EQ(B::bucket_of(B::kUpperBoundsNs[i] + 1), i + 1);
+  }
+}
+
 }  // namespace rstorm::worker

@@ -86,6 +86,29 @@ class MessageAnchors {
     more_->push_back({root, edge});
     ++count_;
   }
+  // Appends a pair, or XORs it into the last one when that has the same
+  // root: the messages of an acking envelope, where a root may repeat (each
+  // pair is one message, and the acker XORs them all). No scan: an envelope
+  // gathers up to 32 such messages. `reserve`: room made for the pairs past
+  // the first when the second comes.
+  void append_message(std::uint64_t root, std::uint64_t edge, std::size_t reserve) {
+    if (count_ == 0) {
+      first_ = {root, edge};
+      count_ = 1;
+      return;
+    }
+    AnchorEntry& last = count_ == 1 ? first_ : (*more_)[count_ - 2];
+    if (last.root == root) {
+      last.edge ^= edge;
+      return;
+    }
+    if (!more_) {
+      more_ = std::make_unique<std::vector<AnchorEntry>>();
+      more_->reserve(reserve);
+    }
+    more_->push_back({root, edge});
+    ++count_;
+  }
   void clear() {
     count_ = 0;
     more_.reset();

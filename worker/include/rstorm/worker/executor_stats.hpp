@@ -5,6 +5,7 @@
 // (relaxed atomics): a metrics layer reads them at scrape time.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -23,10 +24,12 @@ struct LatencyBuckets {
       1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
   static constexpr std::size_t kBuckets = kUpperBoundsNs.size() + 1;  // last: +Inf
 
+  // The first bucket whose upper bound is at least `ns` (binary search:
+  // a complete latency of 10 ms scanned 13 bounds).
   static std::size_t bucket_of(std::uint64_t ns) {
-    std::size_t i = 0;
-    while (i < kUpperBoundsNs.size() && ns > kUpperBoundsNs[i]) ++i;
-    return i;
+    return static_cast<std::size_t>(
+        std::lower_bound(kUpperBoundsNs.begin(), kUpperBoundsNs.end(), ns) -
+        kUpperBoundsNs.begin());
   }
 
   std::array<std::atomic<std::uint64_t>, kBuckets> counts{};  // not cumulative

@@ -70,7 +70,10 @@ class Transfer {
   // kind from `task` to `dest`, while that holds fewer than
   // kMaxCoalescedMessages: a bolt's acks to one acker, a spout's inits, an
   // acker's completions to one spout travel a batch at a time in one
-  // envelope each. Any other control message (a barrier, a checkpoint part)
+  // envelope each. A message for the root of the envelope's last one is
+  // XORed into it; otherwise a root may repeat in an envelope (each pair is
+  // one message: the acker XORs them all, and scanning for the root cost
+  // more than the acker's extra look-up). Any other control message (a barrier, a checkpoint part)
   // is never joined and nothing sent before it joins anything after it, so
   // it keeps its place among them.
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
@@ -81,7 +84,7 @@ class Transfer {
       Batch& b = pending_[d];
       if (at < b.size() && b[at].kind == kind && b[at].dest == dest && b[at].task() == task &&
           b[at].messages() < kMaxCoalescedMessages) {
-        b[at].tuple.mutable_anchors().xor_in(root, value);
+        b[at].tuple.mutable_anchors().append_message(root, value, kMaxCoalescedMessages - 1);
         return;
       }
       append(dest).set_control(kind, root, value, task);
