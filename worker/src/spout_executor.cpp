@@ -79,8 +79,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
         // Complete already: acked after next_tuple returns, never pending.
         ex_.completed_here_.push_back({task_index_, std::move(msg_id), ex_.now_ns_});
         // In flight until its ack() was called: `rstorm local` ends on none.
-        ex_.in_flight_.store(ex_.pending_.size() + ex_.completed_here_.size(),
-                             std::memory_order_relaxed);
+        ex_.store_in_flight();
         bump(ex_.stats_.transferred, n);
         return;
       }
@@ -90,8 +89,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       p.task = task_index_;
       p.emitted_ns = ex_.now_ns_;
       ++ex_.tasks_[static_cast<std::size_t>(task_index_)]->pending;
-      ex_.in_flight_.store(ex_.pending_.size() + ex_.completed_here_.size(),
-                           std::memory_order_relaxed);
+      ex_.store_in_flight();
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         em.begin_tuple(targets[i], &route.info, task_,
@@ -435,7 +433,7 @@ void SpoutExecutor::complete(std::uint64_t root, bool acked) {
   const std::int64_t emitted_ns = p->emitted_ns;
   pending_.erase(root);  // `p` is gone from here on
   --t.pending;
-  in_flight_.store(pending_.size() + completed_here_.size(), std::memory_order_relaxed);
+  store_in_flight();
   finish_tree(t, msg_id, emitted_ns, acked, true);
 }
 
@@ -509,7 +507,7 @@ void SpoutExecutor::complete_here() {
     finish_tree(*tasks_[static_cast<std::size_t>(c.task)], c.msg_id, c.emitted_ns, true, false);
   }
   completing_.clear();
-  in_flight_.store(pending_.size() + completed_here_.size(), std::memory_order_relaxed);
+  store_in_flight();
 }
 
 void SpoutExecutor::ack_unreliable() {

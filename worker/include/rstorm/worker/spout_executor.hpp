@@ -96,6 +96,12 @@ class SpoutExecutor final : public Executor {
   };
   std::vector<CompletedHere> completed_here_;          // see complete_here()
   std::vector<CompletedHere> completing_;              // complete_here()'s, reused
+  // Trees not yet acked or failed: pending, or complete and waiting for
+  // their ack() (while complete_here runs, counted until it returns).
+  void store_in_flight() {
+    in_flight_.store(pending_.size() + completed_here_.size() + completing_.size(),
+                     std::memory_order_relaxed);
+  }
   LocalTree local_tree_state_;                         // local_tree_ when a fused head
   std::atomic<bool> want_active_{true};
   bool active_ = false;
