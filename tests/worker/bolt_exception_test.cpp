@@ -15,6 +15,23 @@ using testing::eventually;
 using testing::Ledger;
 using testing::recording_bolt;
 
+// Runs `topology` as `name` until each of the spout's `trees` was acked or
+// failed; returns its stats from then, the topology killed.
+api::Result<TopologyStats> run_until_every_tree_ends(const Topology& topology,
+                                                     const std::string& name, Ledger& ledger,
+                                                     std::uint64_t trees, CapturedLog& log) {
+  Config conf;
+  conf.set("topology.message.timeout.secs", 120);
+  LocalCluster cluster(LocalClusterOptions{log.logger, 7});
+  if (auto s = cluster.submit(name, conf, topology); !s.is_ok()) return s;
+  if (!eventually([&] { return ledger.acked_total() + ledger.failed_total() == trees; })) {
+    return api::Status::error("the trees did not all end");
+  }
+  auto stats = cluster.stats(name);
+  if (auto s = cluster.kill(name); !s.is_ok()) return s;
+  return stats;
+}
+
 TEST(BoltException, ThrowingBoltFailsInputCountsErrorAndOthersCarryOn) {
   auto ledger = std::make_shared<Ledger>();
   auto thrower_seen = std::make_shared<Ledger>();
@@ -31,14 +48,8 @@ TEST(BoltException, ThrowingBoltFailsInputCountsErrorAndOthersCarryOn) {
   ASSERT_TRUE(t.ok());
 
   CapturedLog log;
-  Config conf;
-  conf.set("topology.message.timeout.secs", 120);
-  LocalCluster cluster(LocalClusterOptions{log.logger, 7});
-  ASSERT_TRUE(cluster.submit("errs", conf, *t).is_ok());
-  ASSERT_TRUE(eventually(
-      [&] { return ledger->acked_total() + ledger->failed_total() == 100; }));
-  auto stats = cluster.stats("errs");
-  ASSERT_TRUE(cluster.kill("errs").is_ok());
+  auto stats = run_until_every_tree_ends(*t, "errs", *ledger, 100, log);
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
 
   EXPECT_EQ(ledger->failed_total(), 10u);
   EXPECT_EQ(ledger->acked_total(), 90u);
@@ -102,13 +113,8 @@ TEST(BoltException, ThrowingBasicBoltFailsThoseInputsAndAcksTheRest) {
   ASSERT_TRUE(t.ok());
 
   CapturedLog log;
-  Config conf;
-  conf.set("topology.message.timeout.secs", 120);
-  LocalCluster cluster(LocalClusterOptions{log.logger, 7});
-  ASSERT_TRUE(cluster.submit("basic", conf, *t).is_ok());
-  ASSERT_TRUE(eventually([&] { return ledger->acked_total() + ledger->failed_total() == 100; }));
-  auto stats = cluster.stats("basic");
-  ASSERT_TRUE(cluster.kill("basic").is_ok());
+  auto stats = run_until_every_tree_ends(*t, "basic", *ledger, 100, log);
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
 
   EXPECT_EQ(ledger->failed_total(), 20u);
   EXPECT_EQ(ledger->acked_total(), 80u);

@@ -73,9 +73,9 @@ class Transfer {
   // envelope each. A message for the root of the envelope's last one is
   // XORed into it; otherwise a root may repeat in an envelope (each pair is
   // one message: the acker XORs them all, and scanning for the root cost
-  // more than the acker's extra look-up). Any other control message (a barrier, a checkpoint part)
-  // is never joined and nothing sent before it joins anything after it, so
-  // it keeps its place among them.
+  // more than the acker's extra look-up). Any other control message (a
+  // barrier, a checkpoint part) is never joined and nothing sent before it
+  // joins anything after it, so it keeps its place among them.
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
                     TaskId task) {
     const auto d = static_cast<std::size_t>((*task_sink_)[static_cast<std::size_t>(dest.value)]);
