@@ -81,6 +81,8 @@ class Codec : public ::testing::Test {
         EXPECT_EQ(*type, FrameType::kTuples);
       }
     }
+    // Every frame the encoder writes is read in a straight line.
+    EXPECT_EQ(dec.frames_read_by_thrift(), 0u);
     return out;
   }
 };
@@ -364,6 +366,8 @@ TEST_F(Codec, DecoderReadsWhatTheGeneratedStructsWrite) {
   EXPECT_EQ(out[1].kind, worker::MessageKind::kAck);
   EXPECT_EQ(out[1].root(), 77u);
   EXPECT_EQ(out[1].value(), 88u);
+  // Read in a straight line, not handed to Thrift's reader.
+  EXPECT_EQ(dec.frames_read_by_thrift(), 0u);
 }
 
 // Envelopes whose lists need the long header (15 elements or more), task ids
@@ -421,6 +425,7 @@ TEST_F(Codec, LongListsAndWideVarintsAreTheBytesOfTheGeneratedStructs) {
   ControlMessage c;
   const auto* data = reinterpret_cast<const std::uint8_t*>(frames[0].data());
   ASSERT_TRUE(dec.decode(data, frames[0].size(), fast, c).is_ok());
+  EXPECT_EQ(dec.frames_read_by_thrift(), 0u);
   ASSERT_TRUE(dec.decode_with_thrift(data, frames[0].size(), thrift, c).is_ok());
   ASSERT_EQ(fast.size(), batch.size());
   ASSERT_EQ(thrift.size(), batch.size());
@@ -504,6 +509,7 @@ TEST_F(Codec, FramesLaidOutOtherwiseAreReadThroughThrift) {
   ASSERT_EQ(out[0].tuple.anchors().size(), 1u);
   EXPECT_EQ(out[0].tuple.anchors()[0].root, 7u);
   EXPECT_EQ(out[0].tuple.anchors()[0].edge, 8u);
+  EXPECT_EQ(dec.frames_read_by_thrift(), 1u);
 }
 
 TEST_F(Codec, ControlMessagesRoundTrip) {

@@ -435,6 +435,7 @@ struct FrameDecoder::State {
   std::string scratch;
   std::vector<AnchorEntry> pairs;    // set_anchors
   std::vector<std::uint64_t> roots;  // set_anchors
+  std::uint64_t frames_read_by_thrift = 0;
 
   // Up to this many pairs, set_anchors XORs each in (a scan of those before).
   static constexpr std::size_t kFewPairs = 16;
@@ -632,8 +633,13 @@ struct FrameDecoder::State {
     if ((header & 0x0F) != type) throw NotCanonical{};
   }
 
-  RSTORM_INLINE static void fast_value(CompactReader& r, Values& values) {
-    const std::uint8_t h = r.byte();
+  // A value other than an integer or a string (rare on the wire), read from
+  // its header `h` on: from `p`, returns where it ends. (The cursor passes by
+  // value, so that fast_envelope's stays in a register.)
+  [[gnu::noinline]] static const std::uint8_t* fast_other_value(const std::uint8_t* p,
+                                                                const std::uint8_t* end,
+                                                                Values& values, std::uint8_t h) {
+    CompactReader r{p, end};
     switch (h >> 4) {
       case kNullValue:
         want(h, kCompactStruct);
@@ -669,70 +675,62 @@ struct FrameDecoder::State {
       default:
         throw NotCanonical{};
     }
+    return r.p;
+  }
+
+  RSTORM_INLINE static void fast_value(CompactReader& r, Values& values) {
+    const std::uint8_t h = r.byte();
+    if (h == field_header(kIntValue, kCompactI64)) {
+      values.emplace_back(r.i64());
+    } else if (h == field_header(kStringValue, kCompactBinary)) {
+      const std::size_t n = r.length();
+      values.emplace_back(std::string_view(reinterpret_cast<const char*>(r.p), n));
+      r.p += n;
+    } else {
+      r.p = fast_other_value(r.p, r.end, values, h);
+    }
     if (r.byte() != kStop) throw NotCanonical{};
   }
 
-  // Reads one envelope from `p`; returns where it ends.
+  // Reads one envelope from `p`; returns where it ends. Both writers (ours,
+  // write_envelope, and Thrift's generated one) write the six fields in
+  // order, each header one id after the last; read so, in a straight line.
   const std::uint8_t* fast_envelope(const std::uint8_t* p, const std::uint8_t* end,
                                     worker::Envelope& e) {
     CompactReader r{p, end};
-    std::int32_t dest = -1, source = -1, stream = -1;
-    std::int8_t kind = -1;
-    int id = 0;
-    for (;;) {
-      const std::uint8_t h = r.byte();
-      if (h == kStop) break;
-      if ((h >> 4) == 0) throw NotCanonical{};  // an id in long form
-      id += h >> 4;
-      switch (id) {
-        case kDest:
-          want(h, kCompactI32);
-          dest = r.i32();
-          break;
-        case kKind:
-          want(h, kCompactByte);
-          kind = static_cast<std::int8_t>(r.byte());
-          break;
-        case kSource:
-          want(h, kCompactI32);
-          source = r.i32();
-          break;
-        case kStream:
-          want(h, kCompactI32);
-          stream = r.i32();
-          break;
-        case kValues: {
-          want(h, kCompactList);
-          const std::size_t n = r.list(kCompactStruct);
-          Values& values = e.tuple.mutable_values();
-          values.reserve(n);
-          for (std::size_t i = 0; i < n; ++i) fast_value(r, values);
-          break;
+    if (r.byte() != field_header(1, kCompactI32)) throw NotCanonical{};
+    const std::int32_t dest = r.i32();
+    if (r.byte() != field_header(1, kCompactByte)) throw NotCanonical{};
+    const auto kind = static_cast<std::int8_t>(r.byte());
+    if (r.byte() != field_header(1, kCompactI32)) throw NotCanonical{};
+    const std::int32_t source = r.i32();
+    if (r.byte() != field_header(1, kCompactI32)) throw NotCanonical{};
+    const std::int32_t stream = r.i32();
+    if (r.byte() != field_header(1, kCompactList)) throw NotCanonical{};
+    if (const std::size_t n = r.list(kCompactStruct); n > 0) {
+      Values& values = e.tuple.mutable_values();
+      values.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) fast_value(r, values);
+    }
+    if (r.byte() != field_header(1, kCompactList)) throw NotCanonical{};
+    if (const std::size_t n = r.list(kCompactI64); n > 0) {
+      if (n % 2 != 0) throw NotCanonical{};
+      MessageAnchors& anchors = e.tuple.mutable_anchors();
+      if (n <= 2 * kFewPairs) {
+        for (std::size_t i = 0; i < n; i += 2) {
+          const auto root = static_cast<std::uint64_t>(r.i64());
+          anchors.xor_in(root, static_cast<std::uint64_t>(r.i64()));
         }
-        case kAnchors: {
-          want(h, kCompactList);
-          const std::size_t n = r.list(kCompactI64);
-          if (n % 2 != 0) throw NotCanonical{};
-          MessageAnchors& anchors = e.tuple.mutable_anchors();
-          if (n <= 2 * kFewPairs) {
-            for (std::size_t i = 0; i < n; i += 2) {
-              const auto root = static_cast<std::uint64_t>(r.i64());
-              anchors.xor_in(root, static_cast<std::uint64_t>(r.i64()));
-            }
-          } else {
-            pairs.clear();
-            for (std::size_t i = 0; i < n; i += 2) {
-              const auto root = static_cast<std::uint64_t>(r.i64());
-              pairs.push_back({root, static_cast<std::uint64_t>(r.i64())});
-            }
-            set_anchors(anchors);
-          }
-          break;
+      } else {
+        pairs.clear();
+        for (std::size_t i = 0; i < n; i += 2) {
+          const auto root = static_cast<std::uint64_t>(r.i64());
+          pairs.push_back({root, static_cast<std::uint64_t>(r.i64())});
         }
-        default:
-          throw NotCanonical{};
+        set_anchors(anchors);
       }
     }
+    if (r.byte() != kStop) throw NotCanonical{};
     validate(e, dest, kind, source, stream);
     return r.p;
   }
@@ -821,6 +819,7 @@ struct FrameDecoder::State {
         if (fast_tuple_frame(data, size, out)) return FrameType::kTuples;
       } catch (const NotCanonical&) {
         out.resize(before);
+        ++frames_read_by_thrift;
       }
     }
     buffer->resetBuffer(const_cast<std::uint8_t*>(data), static_cast<std::uint32_t>(size),
@@ -883,6 +882,8 @@ FrameDecoder::FrameDecoder(const PlanIndex& index, const std::vector<char>* loca
 }
 
 FrameDecoder::~FrameDecoder() = default;
+
+std::uint64_t FrameDecoder::frames_read_by_thrift() const { return s_->frames_read_by_thrift; }
 
 Result<FrameType> FrameDecoder::decode(const std::uint8_t* data, std::size_t size,
                                        worker::Batch& out, ControlMessage& control) {

@@ -110,6 +110,10 @@ class FrameDecoder {
   // other frame to it; tests and the fuzzer check both ways agree.
   Result<FrameType> decode_with_thrift(const std::uint8_t* data, std::size_t size,
                                        worker::Batch& out, ControlMessage& control);
+  // Tuple frames decode() handed to Thrift's reader because they were not
+  // laid out as Thrift's writer lays them out (0 for every frame a worker
+  // sends; tests check it).
+  std::uint64_t frames_read_by_thrift() const;
 
  private:
   Result<FrameType> decode(const std::uint8_t* data, std::size_t size, worker::Batch& out,
