@@ -590,6 +590,24 @@ struct FrameDecoder::State {
     validate(e, dest, kind, source, stream);
   }
 
+  // validate() inlined for the usual envelope: a tuple for a task this
+  // worker runs, on a stream its source declares. Anything else (or a
+  // decoder without `local`) goes through validate(), which names the fault.
+  RSTORM_INLINE void accept(worker::Envelope& e, std::int32_t dest, std::int8_t kind,
+                            std::int32_t source, std::int32_t stream) {
+    const auto d = static_cast<std::size_t>(static_cast<std::uint32_t>(dest));
+    if (kind == 0 && local != nullptr && d < local->size() && (*local)[d] != 0 &&
+        index.is_task(TaskId(dest))) {
+      if (const StreamInfo* info = index.stream(TaskId(source), stream); info != nullptr) {
+        e.dest = TaskId(dest);
+        e.kind = worker::MessageKind::kTuple;
+        e.tuple.set_source(info, TaskId(source));
+        return;
+      }
+    }
+    validate(e, dest, kind, source, stream);
+  }
+
   void validate(worker::Envelope& e, std::int32_t dest, std::int8_t kind, std::int32_t source,
                 std::int32_t stream) {
     e.dest = TaskId(dest);
@@ -731,7 +749,7 @@ struct FrameDecoder::State {
       }
     }
     if (r.byte() != kStop) throw NotCanonical{};
-    validate(e, dest, kind, source, stream);
+    accept(e, dest, kind, source, stream);
     return r.p;
   }
 
