@@ -444,6 +444,59 @@ TEST_F(Codec, LongListsAndWideVarintsAreTheBytesOfTheGeneratedStructs) {
   }
 }
 
+// Integers and anchor ids of every varint length (1 to 10 bytes), each at
+// the start, the middle and the end of a frame (where fewer than ten bytes
+// are left to read): the encoder writes the generated structs' bytes, and
+// both readers find what was written.
+TEST_F(Codec, VarintsOfEveryLengthRoundTripAnywhereInAFrame) {
+  worker::Batch batch;
+  std::vector<std::uint64_t> ints;
+  for (int bits = 0; bits <= 64; ++bits) {
+    ints.push_back(bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1);
+    if (bits < 64) ints.push_back(std::uint64_t{1} << bits);  // one bit: sparse groups
+  }
+  for (std::size_t i = 0; i < ints.size(); ++i) {
+    const std::uint64_t x = ints[i];
+    const int bits = static_cast<int>(i);
+    worker::Envelope e;
+    e.dest = TaskId(bits % 2 == 0 ? 3 : 4);
+    e.tuple =
+        Tuple(stream_info(*plan_, "default"), TaskId(kSrcTask),
+              Values{Value(static_cast<std::int64_t>(x)), Value(-static_cast<std::int64_t>(x))});
+    e.tuple.mutable_anchors().xor_in(x | 1, ~x);
+    batch.push_back(std::move(e));
+  }
+  for (const std::size_t per_frame : {std::size_t{1}, std::size_t{7}, std::size_t{256}}) {
+    SCOPED_TRACE("envelopes per frame: " + std::to_string(per_frame));
+    FrameEncoder enc;
+    ASSERT_EQ(enc.add_tuples(index_, batch, per_frame), batch.size());
+    const std::vector<std::string> frames = frames_of(enc);
+    if (per_frame == 256) {
+      ASSERT_EQ(frames.size(), 1u);
+      EXPECT_EQ(frames[0], generated_bytes(generated_long_frame(batch, index_)));
+    }
+    FrameDecoder dec(index_, &local_b_);
+    worker::Batch fast, thrift;
+    for (const std::string& f : frames) {
+      ControlMessage c;
+      const auto* data = reinterpret_cast<const std::uint8_t*>(f.data());
+      ASSERT_TRUE(dec.decode(data, f.size(), fast, c).is_ok());
+      ASSERT_TRUE(dec.decode_with_thrift(data, f.size(), thrift, c).is_ok());
+    }
+    EXPECT_EQ(dec.frames_read_by_thrift(), 0u);
+    ASSERT_EQ(fast.size(), batch.size());
+    ASSERT_EQ(thrift.size(), batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      for (const worker::Batch* got : {&fast, &thrift}) {
+        EXPECT_EQ((*got)[i].tuple.values(), batch[i].tuple.values()) << i;
+        ASSERT_EQ((*got)[i].tuple.anchors().size(), 1u);
+        EXPECT_EQ((*got)[i].tuple.anchors()[0].root, batch[i].tuple.anchors()[0].root) << i;
+        EXPECT_EQ((*got)[i].tuple.anchors()[0].edge, batch[i].tuple.anchors()[0].edge) << i;
+      }
+    }
+  }
+}
+
 // Another valid layout than Thrift's writer's: the envelope's fields in
 // reverse order (ids in long form) and a field this version does not know.
 TEST_F(Codec, FramesLaidOutOtherwiseAreReadThroughThrift) {
@@ -587,6 +640,42 @@ TEST_F(Codec, ManyAnchorsKeepTheirOrderAndRepeatedRootsAreXored) {
         EXPECT_EQ(got[i].edge, i == 10 && repeated ? (10u ^ 0x500u) : i);
       }
     }
+  }
+}
+
+// An acking envelope's pairs are messages: a root may repeat (Transfer
+// coalesces without a scan), each pair kept in order by both readers, a pair
+// XORed into the one before only when it has the same root.
+TEST_F(Codec, AnAckingEnvelopeKeepsARepeatedRootAsAMessageOfItsOwn) {
+  wire::Envelope we;
+  we.__set_dest_task(testing::kAckerTask);
+  we.__set_kind(static_cast<std::int8_t>(worker::MessageKind::kAck));
+  we.__set_source_task(kSrcTask);
+  we.__set_stream_index(0);
+  we.anchors = {9, 1, 5, 2, 9, 4, 9, 8};
+  wire::TupleBatch tb;
+  tb.envelopes.push_back(we);
+  wire::Frame f;
+  f.__set_tuples(tb);
+  const std::string bytes = generated_bytes(f);
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  for (const bool thrift : {false, true}) {
+    SCOPED_TRACE(thrift ? "through Thrift" : "fast path");
+    FrameDecoder dec(index_, nullptr);
+    worker::Batch out;
+    ControlMessage c;
+    const auto type = thrift ? dec.decode_with_thrift(data, bytes.size(), out, c)
+                             : dec.decode(data, bytes.size(), out, c);
+    ASSERT_TRUE(type.is_ok()) << type.status().message();
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].messages(), 3u);
+    EXPECT_EQ(out[0].root(0), 9u);
+    EXPECT_EQ(out[0].value(0), 1u);
+    EXPECT_EQ(out[0].root(1), 5u);
+    EXPECT_EQ(out[0].value(1), 2u);
+    EXPECT_EQ(out[0].root(2), 9u);
+    EXPECT_EQ(out[0].value(2), 4u ^ 8u);
+    EXPECT_EQ(dec.frames_read_by_thrift(), 0u);
   }
 }
 

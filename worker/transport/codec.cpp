@@ -66,6 +66,41 @@ constexpr std::uint8_t field_header(int id_delta, CompactType type) {
 // that owns each, so that its cursor stays in a register.
 #define RSTORM_INLINE [[gnu::always_inline]] inline
 
+// The low 56 bits of `v` as 8 bytes of 7 bits each (little-endian), byte i
+// holding bits 7 * i to 7 * i + 6: what pack_7bit_groups undoes.
+inline std::uint64_t spread_7bit_groups(std::uint64_t v) {
+  std::uint64_t x = v & 0x00FFFFFFFFFFFFFFULL;
+  x = ((x << 4) & 0x0FFFFFFF00000000ULL) | (x & 0x000000000FFFFFFFULL);
+  x = ((x << 2) & 0x3FFF00003FFF0000ULL) | (x & 0x00003FFF00003FFFULL);
+  x = ((x << 1) & 0x7F007F007F007F00ULL) | (x & 0x007F007F007F007FULL);
+  return x;
+}
+
+// A 64-bit varint of two bytes or more written at `p` as one 8-byte word
+// (and a ninth and tenth byte past 56 bits); returns where it ends. The
+// bytes are the byte loop's. REQUIRES: 10 bytes of room at `p` (the word
+// may write past the varint's end, inside that room).
+[[gnu::noinline]] inline std::uint8_t* write_long_varint64(std::uint8_t* p, std::uint64_t v) {
+  static_assert(std::endian::native == std::endian::little);
+  std::uint64_t x = spread_7bit_groups(v);
+  if (v < (std::uint64_t{1} << 56)) {
+    const int n = (std::bit_width(v) + 6) / 7;  // 2 to 8
+    x |= 0x8080808080808080ULL & ((std::uint64_t{1} << (8 * (n - 1))) - 1);
+    std::memcpy(p, &x, sizeof x);
+    return p + n;
+  }
+  x |= 0x8080808080808080ULL;
+  std::memcpy(p, &x, sizeof x);
+  const std::uint64_t rest = v >> 56;
+  if (rest < 0x80) {
+    p[8] = static_cast<std::uint8_t>(rest);
+    return p + 9;
+  }
+  p[8] = static_cast<std::uint8_t>(rest | 0x80);
+  p[9] = static_cast<std::uint8_t>(rest >> 7);
+  return p + 10;
+}
+
 // Writes compact-protocol items at `p`; the caller has made room.
 struct CompactWriter {
   std::uint8_t* p;
@@ -81,8 +116,15 @@ struct CompactWriter {
   RSTORM_INLINE void i32(std::int32_t v) {
     varint((static_cast<std::uint32_t>(v) << 1) ^ static_cast<std::uint32_t>(v >> 31));
   }
+  // REQUIRES: 10 bytes of room (write_long_varint64).
   RSTORM_INLINE void i64(std::int64_t v) {
-    varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+    const std::uint64_t u =
+        (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+    if (u < 0x80) {
+      *p++ = static_cast<std::uint8_t>(u);
+    } else {
+      p = write_long_varint64(p, u);
+    }
   }
   RSTORM_INLINE void list(std::size_t n, CompactType element) {
     if (n < 15) {
@@ -106,6 +148,60 @@ struct CompactWriter {
 // wrong with an invalid one.
 struct NotCanonical {};
 
+struct Varint {
+  const std::uint8_t* end;  // past its last byte
+  std::uint64_t value;
+};
+
+// The low 7 bits of each of the 8 bytes of `x` (little-endian), packed
+// into 56 bits: byte i's bits at 7 * i.
+inline std::uint64_t pack_7bit_groups(std::uint64_t x) {
+  x &= 0x7F7F7F7F7F7F7F7FULL;
+  x = ((x & 0x7F007F007F007F00ULL) >> 1) | (x & 0x007F007F007F007FULL);
+  x = ((x & 0x3FFF00003FFF0000ULL) >> 2) | (x & 0x00003FFF00003FFFULL);
+  x = ((x & 0x0FFFFFFF00000000ULL) >> 4) | (x & 0x000000000FFFFFFFULL);
+  return x;
+}
+
+// A varint of two bytes or more (an anchor's random 64-bit ids take up to
+// ten). With room for ten bytes, its first eight are read as one word: the
+// first byte without the continuation bit ends it, and the 7-bit groups
+// before it are packed at once; otherwise byte by byte. Either way what
+// Thrift's reader reads: 7 bits a byte, at most kMaxBytes bytes.
+template <int kMaxBytes>
+[[gnu::noinline]] Varint long_varint(const std::uint8_t* p, const std::uint8_t* end) {
+  static_assert(kMaxBytes == 5 || kMaxBytes == 10);
+  std::uint64_t v = 0;
+  if (end - p >= 10) {
+    std::uint64_t word;
+    std::memcpy(&word, p, sizeof word);
+    static_assert(std::endian::native == std::endian::little);
+    const std::uint64_t stops = ~word & 0x8080808080808080ULL;
+    if (stops != 0) {
+      const int bytes = std::countr_zero(stops) / 8 + 1;  // 1 to 8
+      if (bytes > kMaxBytes) throw NotCanonical{};
+      const std::uint64_t keep =
+          bytes == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * bytes)) - 1;
+      return {p + bytes, pack_7bit_groups(word & keep)};
+    }
+    if (kMaxBytes < 9) throw NotCanonical{};
+    v = pack_7bit_groups(word);
+    const std::uint64_t b8 = p[8];
+    v |= (b8 & 0x7F) << 56;
+    if (b8 < 0x80) return {p + 9, v};
+    const std::uint64_t b9 = p[9];
+    v |= b9 << 63;
+    if (b9 < 0x80) return {p + 10, v};
+    throw NotCanonical{};
+  }
+  for (int i = 0; i < kMaxBytes && p != end; ++i) {
+    const std::uint64_t b = *p++;
+    v |= (b & 0x7F) << (7 * i);
+    if (b < 0x80) return {p, v};
+  }
+  throw NotCanonical{};
+}
+
 struct CompactReader {
   const std::uint8_t* p;
   const std::uint8_t* end;
@@ -115,24 +211,22 @@ struct CompactReader {
     if (p == end) throw NotCanonical{};
     return *p++;
   }
-  RSTORM_INLINE std::uint64_t varint(int max_bytes) {
+  // A varint of at most kMaxBytes bytes.
+  template <int kMaxBytes>
+  RSTORM_INLINE std::uint64_t varint() {
     if (p != end && *p < 0x80) return *p++;
-    std::uint64_t v = 0;
-    for (int i = 0, shift = 0; i < max_bytes; ++i, shift += 7) {
-      const std::uint8_t b = byte();
-      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-    throw NotCanonical{};
+    const Varint r = long_varint<kMaxBytes>(p, end);
+    p = r.end;
+    return r.value;
   }
   RSTORM_INLINE std::int32_t i32() {
-    const std::uint64_t v = varint(5);
+    const std::uint64_t v = varint<5>();
     if (v > UINT32_MAX) throw NotCanonical{};
     const auto u = static_cast<std::uint32_t>(v);
     return static_cast<std::int32_t>((u >> 1) ^ (~(u & 1) + 1));
   }
   RSTORM_INLINE std::int64_t i64() {
-    const std::uint64_t u = varint(10);
+    const std::uint64_t u = varint<10>();
     return static_cast<std::int64_t>((u >> 1) ^ (~(u & 1) + 1));
   }
   RSTORM_INLINE double f64() {
@@ -147,13 +241,13 @@ struct CompactReader {
     const std::uint8_t b = byte();
     if ((b & 0x0F) != element) throw NotCanonical{};
     std::size_t n = b >> 4;
-    if (n == 15) n = varint(5);
+    if (n == 15) n = varint<5>();
     if (n > left()) throw NotCanonical{};
     return n;
   }
   // A string's length; its bytes follow at p.
   RSTORM_INLINE std::size_t length() {
-    const std::size_t n = varint(5);
+    const std::size_t n = varint<5>();
     if (n > left()) throw NotCanonical{};
     return n;
   }
@@ -447,7 +541,16 @@ struct FrameDecoder::State {
   // XORing each in scanned every pair before it (a window's output anchored
   // to 10,000 roots took 50 M steps). Pairs with a repeated root (another
   // writer) are XORed in one by one, as ever.
-  void set_anchors(MessageAnchors& anchors) {
+  // An acking or control envelope's pairs (`tuple` false) are messages, a
+  // root possibly repeated (the acker XORs them all, a spout completes a
+  // root once): appended as they come, a pair XORed into the one before when
+  // it has the same root, as MessageAnchors::append_message does for the
+  // writer, without a scan (an envelope carries up to 32).
+  void set_anchors(MessageAnchors& anchors, bool tuple) {
+    if (!tuple) {
+      for (const AnchorEntry& p : pairs) anchors.append_message(p.root, p.edge, pairs.size() - 1);
+      return;
+    }
     if (pairs.size() > kFewPairs && anchors.empty()) {
       roots.clear();
       for (const AnchorEntry& p : pairs) roots.push_back(p.root);
@@ -531,20 +634,21 @@ struct FrameDecoder::State {
     proto.readStructEnd();
   }
 
-  void read_anchors(MessageAnchors& anchors) {
+  // Appends the list's pairs to `pairs` (the kind, which says how they are
+  // taken, may come after them).
+  void read_anchors() {
     TType etype;
     std::uint32_t n;
     proto.readListBegin(etype, n);
     if (n > 0) expect(etype, tp::T_I64, "anchor list element");
-    if (n % 2 != 0) fail("an anchor list of " + std::to_string(n) + " ids (needs root, edge pairs)");
-    pairs.clear();
+    if (n % 2 != 0)
+      fail("an anchor list of " + std::to_string(n) + " ids (needs root, edge pairs)");
     for (std::uint32_t i = 0; i < n; i += 2) {
       std::int64_t root = 0, edge = 0;
       proto.readI64(root);
       proto.readI64(edge);
       pairs.push_back({static_cast<std::uint64_t>(root), static_cast<std::uint64_t>(edge)});
     }
-    set_anchors(anchors);
     proto.readListEnd();
   }
 
@@ -563,6 +667,7 @@ struct FrameDecoder::State {
     std::string name;
     std::int32_t dest = -1, source = -1, stream = -1;
     std::int8_t kind = -1;
+    pairs.clear();
     proto.readStructBegin(name);
     for (;;) {
       TType type;
@@ -580,13 +685,14 @@ struct FrameDecoder::State {
           break;
         case kAnchors:
           expect(type, tp::T_LIST, "anchors");
-          read_anchors(e.tuple.mutable_anchors());
+          read_anchors();
           break;
         default: proto.skip(type);
       }
       proto.readFieldEnd();
     }
     proto.readStructEnd();
+    if (!pairs.empty()) set_anchors(e.tuple.mutable_anchors(), kind == 0);
     validate(e, dest, kind, source, stream);
   }
 
@@ -734,7 +840,13 @@ struct FrameDecoder::State {
     if (const std::size_t n = r.list(kCompactI64); n > 0) {
       if (n % 2 != 0) throw NotCanonical{};
       MessageAnchors& anchors = e.tuple.mutable_anchors();
-      if (n <= 2 * kFewPairs) {
+      if (kind != 0) {
+        // Acking or control messages (set_anchors says why no scan).
+        for (std::size_t i = 0; i < n; i += 2) {
+          const auto root = static_cast<std::uint64_t>(r.i64());
+          anchors.append_message(root, static_cast<std::uint64_t>(r.i64()), n / 2 - 1);
+        }
+      } else if (n <= 2 * kFewPairs) {
         for (std::size_t i = 0; i < n; i += 2) {
           const auto root = static_cast<std::uint64_t>(r.i64());
           anchors.xor_in(root, static_cast<std::uint64_t>(r.i64()));
@@ -745,7 +857,7 @@ struct FrameDecoder::State {
           const auto root = static_cast<std::uint64_t>(r.i64());
           pairs.push_back({root, static_cast<std::uint64_t>(r.i64())});
         }
-        set_anchors(anchors);
+        set_anchors(anchors, true);
       }
     }
     if (r.byte() != kStop) throw NotCanonical{};
