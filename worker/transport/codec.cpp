@@ -116,12 +116,12 @@ struct CompactWriter {
   RSTORM_INLINE void i32(std::int32_t v) {
     varint((static_cast<std::uint32_t>(v) << 1) ^ static_cast<std::uint32_t>(v >> 31));
   }
-  // REQUIRES: 10 bytes of room (write_long_varint64).
+  // REQUIRES: 10 bytes of room (write_long_varint64, for six bytes or more).
   RSTORM_INLINE void i64(std::int64_t v) {
     const std::uint64_t u =
         (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
-    if (u < 0x80) {
-      *p++ = static_cast<std::uint8_t>(u);
+    if (u < (std::uint64_t{1} << 35)) {
+      varint(u);  // five bytes at most: the loop is as short
     } else {
       p = write_long_varint64(p, u);
     }
@@ -163,42 +163,48 @@ inline std::uint64_t pack_7bit_groups(std::uint64_t x) {
   return x;
 }
 
-// A varint of two bytes or more (an anchor's random 64-bit ids take up to
-// ten). With room for ten bytes, its first eight are read as one word: the
-// first byte without the continuation bit ends it, and the 7-bit groups
-// before it are packed at once; otherwise byte by byte. Either way what
-// Thrift's reader reads: 7 bits a byte, at most kMaxBytes bytes.
+// A varint near the end of the input, read byte by byte: 7 bits a byte, at
+// most kMaxBytes bytes.
 template <int kMaxBytes>
-[[gnu::noinline]] Varint long_varint(const std::uint8_t* p, const std::uint8_t* end) {
-  static_assert(kMaxBytes == 5 || kMaxBytes == 10);
+[[gnu::noinline]] Varint varint_byte_by_byte(const std::uint8_t* p, const std::uint8_t* end) {
   std::uint64_t v = 0;
-  if (end - p >= 10) {
-    std::uint64_t word;
-    std::memcpy(&word, p, sizeof word);
-    static_assert(std::endian::native == std::endian::little);
-    const std::uint64_t stops = ~word & 0x8080808080808080ULL;
-    if (stops != 0) {
-      const int bytes = std::countr_zero(stops) / 8 + 1;  // 1 to 8
-      if (bytes > kMaxBytes) throw NotCanonical{};
-      const std::uint64_t keep =
-          bytes == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * bytes)) - 1;
-      return {p + bytes, pack_7bit_groups(word & keep)};
-    }
-    if (kMaxBytes < 9) throw NotCanonical{};
-    v = pack_7bit_groups(word);
-    const std::uint64_t b8 = p[8];
-    v |= (b8 & 0x7F) << 56;
-    if (b8 < 0x80) return {p + 9, v};
-    const std::uint64_t b9 = p[9];
-    v |= b9 << 63;
-    if (b9 < 0x80) return {p + 10, v};
-    throw NotCanonical{};
-  }
   for (int i = 0; i < kMaxBytes && p != end; ++i) {
     const std::uint64_t b = *p++;
     v |= (b & 0x7F) << (7 * i);
     if (b < 0x80) return {p, v};
   }
+  throw NotCanonical{};
+}
+
+// A varint of two bytes or more (an anchor's random 64-bit ids take up to
+// ten). With room for ten bytes, its first eight are read as one word: the
+// first byte without the continuation bit ends it, and the 7-bit groups
+// before it are packed at once, without a branch a byte; otherwise byte by
+// byte. Either way what Thrift's reader reads: 7 bits a byte, at most
+// kMaxBytes bytes.
+template <int kMaxBytes>
+RSTORM_INLINE Varint long_varint(const std::uint8_t* p, const std::uint8_t* end) {
+  static_assert(kMaxBytes == 5 || kMaxBytes == 10);
+  if (end - p < 10) return varint_byte_by_byte<kMaxBytes>(p, end);
+  std::uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  static_assert(std::endian::native == std::endian::little);
+  const std::uint64_t stops = ~word & 0x8080808080808080ULL;
+  if (stops != 0) [[likely]] {
+    const int bytes = std::countr_zero(stops) / 8 + 1;  // 1 to 8
+    if (bytes > kMaxBytes) throw NotCanonical{};
+    const std::uint64_t keep =
+        bytes == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * bytes)) - 1;
+    return {p + bytes, pack_7bit_groups(word & keep)};
+  }
+  if (kMaxBytes < 9) throw NotCanonical{};
+  std::uint64_t v = pack_7bit_groups(word);
+  const std::uint64_t b8 = p[8];
+  v |= (b8 & 0x7F) << 56;
+  if (b8 < 0x80) return {p + 9, v};
+  const std::uint64_t b9 = p[9];
+  v |= b9 << 63;
+  if (b9 < 0x80) return {p + 10, v};
   throw NotCanonical{};
 }
 
