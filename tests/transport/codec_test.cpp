@@ -330,6 +330,24 @@ std::string generated_bytes(const wire::Frame& f) {
   return buf->getBufferAsString();
 }
 
+// The bytes of a frame of one envelope, as the generated structs write it.
+std::string one_envelope_frame(const wire::Envelope& e) {
+  wire::TupleBatch tb;
+  tb.envelopes.push_back(e);
+  wire::Frame f;
+  f.__set_tuples(tb);
+  return generated_bytes(f);
+}
+
+// `bytes` decoded by `dec`'s own reader or by Thrift's.
+Result<FrameType> decode_by(FrameDecoder& dec, bool thrift, const std::string& bytes,
+                            worker::Batch& out) {
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  ControlMessage c;
+  return thrift ? dec.decode_with_thrift(data, bytes.size(), out, c)
+                : dec.decode(data, bytes.size(), out, c);
+}
+
 TEST_F(Codec, EncoderWritesExactlyTheBytesOfTheGeneratedStructs) {
   worker::Batch batch = same_batch(*plan_);
   FrameEncoder enc;
@@ -621,17 +639,9 @@ TEST_F(Codec, ManyAnchorsKeepTheirOrderAndRepeatedRootsAreXored) {
   for (const bool thrift : {false, true}) {
     SCOPED_TRACE(thrift ? "through Thrift" : "fast path");
     for (const bool repeated : {false, true}) {
-      wire::TupleBatch tb;
-      tb.envelopes.push_back(repeated ? repeats : we);
-      wire::Frame f;
-      f.__set_tuples(tb);
-      const std::string bytes = generated_bytes(f);
-      const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
       FrameDecoder dec(index_, nullptr);
       worker::Batch out;
-      ControlMessage c;
-      const auto type = thrift ? dec.decode_with_thrift(data, bytes.size(), out, c)
-                               : dec.decode(data, bytes.size(), out, c);
+      const auto type = decode_by(dec, thrift, one_envelope_frame(repeated ? repeats : we), out);
       ASSERT_TRUE(type.is_ok()) << type.status().message();
       const MessageAnchors& got = out.at(0).tuple.anchors();
       ASSERT_EQ(got.size(), 1000u);
@@ -653,19 +663,12 @@ TEST_F(Codec, AnAckingEnvelopeKeepsARepeatedRootAsAMessageOfItsOwn) {
   we.__set_source_task(kSrcTask);
   we.__set_stream_index(0);
   we.anchors = {9, 1, 5, 2, 9, 4, 9, 8};
-  wire::TupleBatch tb;
-  tb.envelopes.push_back(we);
-  wire::Frame f;
-  f.__set_tuples(tb);
-  const std::string bytes = generated_bytes(f);
-  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  const std::string bytes = one_envelope_frame(we);
   for (const bool thrift : {false, true}) {
     SCOPED_TRACE(thrift ? "through Thrift" : "fast path");
     FrameDecoder dec(index_, nullptr);
     worker::Batch out;
-    ControlMessage c;
-    const auto type = thrift ? dec.decode_with_thrift(data, bytes.size(), out, c)
-                             : dec.decode(data, bytes.size(), out, c);
+    const auto type = decode_by(dec, thrift, bytes, out);
     ASSERT_TRUE(type.is_ok()) << type.status().message();
     ASSERT_EQ(out.size(), 1u);
     ASSERT_EQ(out[0].messages(), 3u);
