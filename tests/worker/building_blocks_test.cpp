@@ -270,6 +270,93 @@ TEST(Transfer, NothingSentAfterABarrierJoinsAnEnvelopeBeforeIt) {
   EXPECT_EQ(q1[2].root(1), 3u);
 }
 
+// A queue hands the producer back the batch its consumer finished with, and
+// the Transfer fills those envelopes again in place. Nothing of an old
+// envelope may show in a new one: not its values (more, fewer, strings),
+// anchors, ack value or completion, nor a tuple's values in a control
+// message. Random rounds of tuples and barriers through a queue of two
+// slots, so that every batch comes back to be filled again, with the
+// consumer marking, acking and moving from what it received.
+TEST(Transfer, AnEnvelopeFilledAgainKeepsNothingOfItsLastUse) {
+  struct Expected {
+    MessageKind kind;
+    Values values;
+    std::vector<AnchorEntry> anchors;
+    std::uint64_t root = 0;  // a barrier's checkpoint
+  };
+  ReceiveQueue q(2);
+  std::vector<TupleSink*> sinks{&q};
+  std::vector<int> task_sink{0, 0};
+  ExecutorStats stats;
+  std::atomic<bool> stopping{false};
+  Transfer transfer{&sinks, 1, &task_sink, {}, 1000, Transfer::Mode::kBlocking, &stats, &stopping};
+  transfer.bind_sinks();
+  const StreamInfo info{"spout", "default", Fields{}};
+  std::mt19937_64 rng(7);
+  Batch received;
+  std::size_t checked = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Expected> expected;
+    const int n = static_cast<int>(rng() % 9) + 1;
+    for (int i = 0; i < n; ++i) {
+      if (rng() % 4 == 0) {
+        const std::uint64_t id = rng() % 1000 + 1;
+        transfer.send_control(TaskId(1), MessageKind::kBarrier, id, 0, TaskId(5));
+        expected.push_back({MessageKind::kBarrier, {}, {}, id});
+        continue;
+      }
+      Expected x{MessageKind::kTuple, {}, {}};
+      const int values = static_cast<int>(rng() % 6);
+      for (int v = 0; v < values; ++v) {
+        if (rng() % 2 == 0) {
+          x.values.emplace_back(static_cast<std::int64_t>(rng()));
+        } else {
+          x.values.emplace_back(std::string(rng() % 40, 'a' + static_cast<char>(rng() % 26)));
+        }
+      }
+      const int anchors = static_cast<int>(rng() % 4);
+      for (int a = 0; a < anchors; ++a) x.anchors.push_back({rng() | 1, rng()});
+      Envelope& e = transfer.append(TaskId(1));
+      e.tuple.assign(&info, TaskId(7), x.values);
+      for (const AnchorEntry& a : x.anchors) e.tuple.mutable_anchors().xor_in(a.root, a.edge);
+      transfer.commit();
+      expected.push_back(std::move(x));
+    }
+    ASSERT_TRUE(transfer.flush());
+    ASSERT_TRUE(q.try_pop(received));  // hands the batch before back to the queue
+    ASSERT_EQ(received.size(), expected.size()) << "round " << round;
+    for (std::size_t i = 0; i < received.size(); ++i) {
+      Envelope& e = received[i];
+      const Expected& x = expected[i];
+      SCOPED_TRACE("round " + std::to_string(round) + " envelope " + std::to_string(i));
+      EXPECT_EQ(e.dest, TaskId(1));
+      ASSERT_EQ(e.kind, x.kind);
+      EXPECT_EQ(e.tuple.values(), x.values);
+      if (x.kind == MessageKind::kBarrier) {
+        ASSERT_EQ(e.messages(), 1u);
+        EXPECT_EQ(e.root(), x.root);
+        EXPECT_EQ(e.task(), TaskId(5));
+      } else {
+        ASSERT_EQ(e.tuple.anchors().size(), x.anchors.size());
+        for (std::size_t a = 0; a < x.anchors.size(); ++a) {
+          EXPECT_EQ(e.tuple.anchors()[a].root, x.anchors[a].root);
+          EXPECT_EQ(e.tuple.anchors()[a].edge, x.anchors[a].edge);
+        }
+        EXPECT_EQ(e.tuple.source(), &info);
+        EXPECT_EQ(e.tuple.source_task(), TaskId(7));
+        EXPECT_EQ(e.tuple.ack_val(), 0u);
+        EXPECT_FALSE(e.tuple.completed());
+      }
+      ++checked;
+      // What a consumer leaves behind: acked, completed, values moved away.
+      e.tuple.xor_ack_val(rng() | 1);
+      e.tuple.mark_completed();
+      if (rng() % 3 == 0) Values taken = std::move(e.tuple.mutable_values());
+    }
+  }
+  EXPECT_GT(checked, 800u);
+}
+
 TEST(AckTable, MatchesAMapUnderRandomInsertsAndErases) {
   struct Case {
     const char* name;

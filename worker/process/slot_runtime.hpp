@@ -58,6 +58,10 @@ class RoutedSink final : public worker::TupleSink {
     worker::TupleSink* t = target();
     return t != nullptr && t->try_push(batch);
   }
+  bool try_push_recycling(worker::Batch& batch) override {
+    worker::TupleSink* t = target();
+    return t != nullptr && t->try_push_recycling(batch);
+  }
   // The worker routes every sink before its executors and its data plane
   // start, so a forced push finds a target; before that it waits for one.
   void force_push(worker::Batch& batch) override;

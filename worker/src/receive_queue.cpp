@@ -10,7 +10,7 @@ ReceiveQueue::ReceiveQueue(std::size_t capacity)
   for (std::size_t i = 0; i <= mask_; ++i) slots_[i].sequence.store(i, std::memory_order_relaxed);
 }
 
-bool ReceiveQueue::try_push(Batch& batch) {
+bool ReceiveQueue::push_to_ring(Batch& batch, bool clear) {
   // Batches in the overflow go first: a ring push now would overtake them.
   if (overflow_size_.load(std::memory_order_acquire) > 0) return false;
   std::size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
@@ -28,11 +28,12 @@ bool ReceiveQueue::try_push(Batch& batch) {
     }
   }
   // Swap rather than move: the producer gets back the batch the consumer
-  // finished with in this slot. Clearing it here frees its tuples' values on
-  // the thread that most likely allocated them (the allocator's fast path)
-  // and recycles the buffer without allocating.
+  // finished with in this slot. Clearing it here (or overwriting its
+  // envelopes, try_push_recycling) frees its tuples' values on the thread
+  // that most likely allocated them (the allocator's fast path) and recycles
+  // the buffer without allocating.
   std::swap(slot->batch, batch);
-  batch.clear();
+  if (clear) batch.clear();
   // seq_cst store and load, paired with park(): either the consumer sees the
   // batch or we see it parked (no lost wake-up).
   slot->sequence.store(pos + 1, std::memory_order_seq_cst);
@@ -41,12 +42,12 @@ bool ReceiveQueue::try_push(Batch& batch) {
 }
 
 bool ReceiveQueue::push_or_overflow(Batch& batch) {
-  if (overflow_size_.load(std::memory_order_acquire) == 0 && try_push(batch)) return true;
+  if (overflow_size_.load(std::memory_order_acquire) == 0 && push_to_ring(batch, true)) return true;
   {
     std::lock_guard lock(overflow_mutex_);
     // The consumer may have emptied the overflow meanwhile: the ring first
     // then, under the lock so that no other overflow push can pass this one.
-    if (overflow_.empty() && try_push(batch)) return true;
+    if (overflow_.empty() && push_to_ring(batch, true)) return true;
     overflow_.push_back(std::move(batch));
     const std::size_t n = overflow_.size();
     overflow_size_.store(n, std::memory_order_seq_cst);

@@ -14,6 +14,7 @@ Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
       stopping_(stopping),
       forced_(std::move(forced)),
       pending_(num_sinks),
+      filled_(num_sinks, 0),
       dirty_flag_(num_sinks, 0),
       inline_(num_sinks, 0),
       coalesce_at_(num_sinks, kNoEnvelope) {}
@@ -32,20 +33,33 @@ void Transfer::mark_dirty(int d) {
 Envelope& Transfer::append_to_batch(int d, TaskId dest) {
   if (!dirty_flag_[static_cast<std::size_t>(d)]) mark_dirty(d);
   Batch& b = pending_[static_cast<std::size_t>(d)];
+  std::size_t& n = filled_[static_cast<std::size_t>(d)];
+  if (n < b.size()) {
+    Envelope& e = b[n++];
+    e.reuse(dest);  // the caller assigns the values or sets a control message
+    return e;
+  }
   if (b.capacity() == 0) b.reserve(batch_size_);
   Envelope& e = b.emplace_back();
   e.dest = dest;
+  ++n;
   return e;
 }
 
 bool Transfer::push(int d) {
   Batch& b = pending_[static_cast<std::size_t>(d)];
+  std::size_t& n = filled_[static_cast<std::size_t>(d)];
+  if (n < b.size()) b.erase(b.begin() + static_cast<std::ptrdiff_t>(n), b.end());
   TupleSink* sink = (*sinks_)[static_cast<std::size_t>(d)];
   if (!forced_.empty() && forced_[static_cast<std::size_t>(d)]) {
     sink->force_push(b);
+    n = b.size();  // 0: a forced push takes the batch whole
     return true;
   }
-  if (sink->try_push(b)) return true;
+  if (sink->try_push_recycling(b)) {
+    n = 0;  // what came back is to be filled again
+    return true;
+  }
   if (mode_ == Mode::kNonBlocking) {
     backlog_ = true;
     return false;
@@ -61,11 +75,13 @@ bool Transfer::push(int d) {
   for (;;) {
     if (stopping_->load(std::memory_order_relaxed)) {
       b.clear();  // the topology is going away
+      n = 0;
       account();
       return true;
     }
     sink->wait_for_space(std::chrono::milliseconds(1));
-    if (sink->try_push(b)) {
+    if (sink->try_push_recycling(b)) {
+      n = 0;
       account();
       return true;
     }
@@ -74,7 +90,7 @@ bool Transfer::push(int d) {
 
 void Transfer::wait_for_backlog(std::chrono::microseconds timeout) {
   for (int d : dirty_) {
-    if (!pending_[static_cast<std::size_t>(d)].empty()) {
+    if (filled_[static_cast<std::size_t>(d)] > 0) {
       (*sinks_)[static_cast<std::size_t>(d)]->wait_for_space(timeout);
       return;
     }
@@ -90,8 +106,7 @@ bool Transfer::flush() {
       (*sinks_)[static_cast<std::size_t>(d)]->flush();
       continue;
     }
-    Batch& b = pending_[static_cast<std::size_t>(d)];
-    if (!b.empty() && !push(d)) {
+    if (filled_[static_cast<std::size_t>(d)] > 0 && !push(d)) {
       dirty_[kept++] = d;  // still pending: keep it listed
       continue;
     }

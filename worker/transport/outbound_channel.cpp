@@ -70,7 +70,7 @@ bool is_control(const worker::Batch& batch) {
 }
 }  // namespace
 
-bool OutboundChannel::try_push(worker::Batch& batch) {
+bool OutboundChannel::push(worker::Batch& batch, bool clear) {
   if (batch.empty()) return true;
   if (!accepting(batch)) return true;
   if (throttled_count_.load(std::memory_order_relaxed) > 0) {
@@ -87,7 +87,7 @@ bool OutboundChannel::try_push(worker::Batch& batch) {
   const std::size_t waiting = control ? control_pending_bytes_.load(std::memory_order_relaxed)
                                       : buffered_bytes_.load(std::memory_order_relaxed);
   if (waiting >= core_.options.max_buffered_bytes) return false;
-  enqueue(batch, control);
+  enqueue(batch, control, clear);
   return true;
 }
 
@@ -104,7 +104,7 @@ bool OutboundChannel::accepting(worker::Batch& batch) {
   return false;
 }
 
-void OutboundChannel::enqueue(worker::Batch& batch, bool control) {
+void OutboundChannel::enqueue(worker::Batch& batch, bool control, bool clear) {
   // Encoding happens here, on the producer's thread, outside any lock.
   static thread_local FrameEncoder encoder;
   encoder.clear();
@@ -142,7 +142,7 @@ void OutboundChannel::enqueue(worker::Batch& batch, bool control) {
                     info ? info->stream : "?");
     core_.give_up(rejected, "a stream unknown to the plan");
   }
-  batch.clear();
+  if (clear) batch.clear();
   if (!write_scheduled_.exchange(true)) {
     asio::post(core_.io, [this] {
       write_scheduled_.store(false);

@@ -40,7 +40,9 @@ class OutboundChannel final : public worker::TupleSink {
 
   // Refuses (batch untouched) when a destination task of the batch is
   // throttled by the peer, or, for data, when max_buffered_bytes of data wait.
-  bool try_push(worker::Batch& batch) override;
+  bool try_push(worker::Batch& batch) override { return push(batch, true); }
+  // `batch` comes back with its envelopes, encoded, to be filled again.
+  bool try_push_recycling(worker::Batch& batch) override { return push(batch, false); }
   // Takes the batch whatever the throttles and the buffer (acking messages
   // that must not wait, edges of a cycle).
   void force_push(worker::Batch& batch) override;
@@ -66,8 +68,12 @@ class OutboundChannel final : public worker::TupleSink {
 
   // Gives `batch` up (returns false) when the peer was removed or stopped.
   bool accepting(worker::Batch& batch);
+  // try_push; `clear`: empties the batch once encoded.
+  bool push(worker::Batch& batch, bool clear);
   // Encodes `batch` into the control or the data lane and schedules a write.
-  void enqueue(worker::Batch& batch, bool control);
+  // `clear`: empties the batch (otherwise its envelopes are left as they
+  // were, or moved from when handed back as undeliverable).
+  void enqueue(worker::Batch& batch, bool control, bool clear = true);
   void connect();
   void on_connected(const std::shared_ptr<Connection>& c);
   void read_header(const std::shared_ptr<Connection>& c);

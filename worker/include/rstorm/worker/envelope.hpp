@@ -78,8 +78,10 @@ struct alignas(64) Envelope {
     tuple.reset_tracking();
   }
 
+  // REQUIRES: a fresh or reused envelope (reuse): no anchors.
   void set_control(MessageKind k, std::uint64_t root, std::uint64_t value, TaskId task) {
     kind = k;
+    tuple.mutable_values().clear();  // a reused envelope's values
     tuple.set_source(nullptr, task);
     tuple.mutable_anchors().xor_in(root, value);
   }

@@ -35,6 +35,10 @@ class TupleSink {
  public:
   virtual ~TupleSink() = default;
   virtual bool try_push(Batch& batch) = 0;
+  // As try_push, but `batch` may come back holding envelopes a consumer
+  // finished with (any content), for the producer to fill again in place
+  // (Transfer) rather than destroy them here and construct new ones.
+  virtual bool try_push_recycling(Batch& batch) { return try_push(batch); }
   // Takes `batch` whatever the sink's state: never refuses, never waits long
   // (for control messages and cycle edges; see ReceiveQueue). `batch` comes
   // back empty.
@@ -62,7 +66,9 @@ class ReceiveQueue final : public TupleSink {
 
   // Moves `batch` in and wakes a parked consumer; `batch` comes back empty,
   // possibly with a recycled buffer. false (batch untouched) when full.
-  bool try_push(Batch& batch) override;
+  bool try_push(Batch& batch) override { return push_to_ring(batch, true); }
+  // `batch` comes back holding the envelopes the consumer finished with.
+  bool try_push_recycling(Batch& batch) override { return push_to_ring(batch, false); }
   // Never refuses. Returns true when the batch went to the ring, false when
   // it went to the overflow (the queue is over its capacity).
   bool push_or_overflow(Batch& batch);
@@ -106,6 +112,8 @@ class ReceiveQueue final : public TupleSink {
   std::mutex space_mutex_;
   std::condition_variable space_cv_;
   bool try_pop_overflow(Batch& out);
+  // try_push; `clear`: empties the batch handed back.
+  bool push_to_ring(Batch& batch, bool clear);
   alignas(64) std::atomic<std::size_t> overflow_size_{0};
   std::atomic<std::size_t> overflow_peak_{0};
   std::mutex overflow_mutex_;

@@ -62,7 +62,7 @@ class Transfer {
       (*sinks_)[static_cast<std::size_t>(last_)]->run(inline_envelope_);
       return;
     }
-    if (pending_[static_cast<std::size_t>(last_)].size() >= batch_size_ && !backlog_) push(last_);
+    if (filled_[static_cast<std::size_t>(last_)] >= batch_size_ && !backlog_) push(last_);
   }
 
   // Sends a control message (Envelope::set_control). An acking message
@@ -82,13 +82,13 @@ class Transfer {
     std::size_t& at = coalesce_at_[d];
     if (is_acking(kind)) {
       Batch& b = pending_[d];
-      if (at < b.size() && b[at].kind == kind && b[at].dest == dest && b[at].task() == task &&
+      if (at < filled_[d] && b[at].kind == kind && b[at].dest == dest && b[at].task() == task &&
           b[at].messages() < kMaxCoalescedMessages) {
         b[at].tuple.mutable_anchors().append_message(root, value, kMaxCoalescedMessages - 1);
         return;
       }
       append(dest).set_control(kind, root, value, task);
-      at = last_inline_ ? kNoEnvelope : b.size() - 1;
+      at = last_inline_ ? kNoEnvelope : filled_[d] - 1;
     } else {
       at = kNoEnvelope;
       append(dest).set_control(kind, root, value, task);
@@ -120,6 +120,10 @@ class Transfer {
   const std::atomic<bool>* stopping_;
   std::vector<char> forced_;  // index: sink
   std::vector<Batch> pending_;
+  // Index: sink; the envelopes of its pending batch in use. Those after them
+  // are ones a sink handed back (try_push_recycling), filled again in place
+  // by append: no envelope destroyed and constructed per tuple.
+  std::vector<std::size_t> filled_;
   std::vector<char> dirty_flag_;
   std::vector<int> dirty_;
   std::vector<char> inline_;  // index: sink; runs inline (bind_sinks)
