@@ -257,6 +257,171 @@ TEST(Groupings, StreamRoutedOnceDeliversToEveryFixedTargetAndStillRefusesWrongEm
   }
 }
 
+// emit({...}) takes the list's values straight into the tuple sent; emit
+// with a Values moves them. Every overload, both ways, must deliver the same
+// tuple, on the right stream, in the right tree: a spout emits {n, text}
+// reliably and not, from a list and from a Values, on two streams (its
+// "side" stream to the sink directly); a bolt, fused with the spout or not,
+// forwards each input with another overload (anchored, on a stream, to a
+// vector of anchors, unanchored, a Values, a wrong arity); a sink records.
+class OverloadSpout : public Spout {
+ public:
+  explicit OverloadSpout(std::shared_ptr<Ledger> ledger) : ledger_(std::move(ledger)) {}
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector& c) override { out_ = &c; }
+  void next_tuple() override {
+    if (n_ >= kTuples) return;
+    const std::string text = text_of(n_);
+    switch (n_ % 5) {
+      case 0:
+        out_->emit({n_, text}, n_);
+        break;
+      case 1:
+        out_->emit(Values{n_, text}, n_);
+        break;
+      case 2:
+        out_->emit("side", {n_, text}, n_);
+        break;
+      case 3:
+        out_->emit({n_, text});
+        break;
+      case 4:
+        out_->emit("side", {n_, text});
+        break;
+    }
+    ++n_;
+  }
+  void ack(const Value& id) override {
+    std::lock_guard lock(ledger_->mutex);
+    ++ledger_->acks[id.as_int()];
+  }
+  void fail(const Value& id) override {
+    std::lock_guard lock(ledger_->mutex);
+    ++ledger_->fails[id.as_int()];
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override {
+    d.declare(Fields{"n", "text"});
+    d.declare_stream("side", Fields{"n", "text"});
+  }
+  static std::string text_of(std::int64_t n) {
+    // Short (inline in the string) and long (on the heap) alike.
+    return n % 2 ? "n" + std::to_string(n) : std::string(40, 'x') + std::to_string(n);
+  }
+  static constexpr std::int64_t kTuples = 2000;
+
+ private:
+  std::shared_ptr<Ledger> ledger_;
+  SpoutOutputCollector* out_ = nullptr;
+  std::int64_t n_ = 0;
+};
+
+class OverloadBolt : public Bolt {
+ public:
+  void prepare(const Config&, const TopologyContext&, OutputCollector& c) override { out_ = &c; }
+  void execute(const Tuple& in) override {
+    const std::int64_t n = in.get_int("n");
+    const std::string& text = in.get_string("text");
+    const std::int64_t tag = 1;
+    const std::vector<const Tuple*> anchors{&in};
+    switch (n % 7) {
+      case 0:
+        out_->emit(in, {n, text, tag});
+        break;
+      case 1:
+        out_->emit("side", in, {n, text, tag});
+        break;
+      case 2:
+        out_->emit(anchors, {n, text, tag});
+        break;
+      case 3:
+        out_->emit("side", anchors, {n, text, tag});
+        break;
+      case 4:
+        out_->emit({n, text, tag});
+        break;
+      case 5:
+        out_->emit(in, Values{n, text, tag});
+        break;
+      case 6:
+        try {
+          out_->emit(in, {n, text});  // two values where three are declared
+        } catch (const std::invalid_argument&) {
+          out_->emit("side", in, {n, text, tag});
+        }
+        break;
+    }
+    out_->ack(in);
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override {
+    d.declare(Fields{"n", "text", "tag"});
+    d.declare_stream("side", Fields{"n", "text", "tag"});
+  }
+
+ private:
+  OutputCollector* out_ = nullptr;
+};
+
+TEST(Groupings, EveryEmitOverloadDeliversTheSameTupleInTheSameTree) {
+  for (bool fuse : {false, true}) {
+    SCOPED_TRACE(fuse ? "fused" : "not fused");
+    auto spout = std::make_shared<Ledger>();
+    auto sink = std::make_shared<Ledger>();
+    TopologyBuilder b;
+    b.set_spout("src", [=] { return std::make_unique<OverloadSpout>(spout); });
+    b.set_bolt("fwd", [] {
+       return std::make_unique<OverloadBolt>();
+     }).local_or_shuffle_grouping("src");
+    b.set_bolt("sink", recording_bolt(sink))
+        .shuffle_grouping("fwd")
+        .shuffle_grouping("fwd", "side")
+        .shuffle_grouping("src", "side");
+    auto t = b.build();
+    ASSERT_TRUE(t.ok());
+    Config config;
+    config.set(std::string(keys::kTopologyFuseExecutors), fuse, "test");
+    CapturedLog log;
+    LocalCluster cluster(LocalClusterOptions{log.logger, 11});
+    ASSERT_TRUE(cluster.submit("t", config, *t).is_ok());
+    const std::size_t reliable = 3 * OverloadSpout::kTuples / 5;
+    ASSERT_TRUE(eventually([&] {
+      return sink->received_total() == OverloadSpout::kTuples && spout->acked_total() == reliable;
+    })) << sink->received_total()
+        << " received, " << spout->acked_total() << " acked";
+    // Checked before the kill: a tuple's stream names belong to the topology.
+    std::unique_lock lock(sink->mutex);
+    std::map<std::int64_t, int> seen;
+    for (const auto& [task, tuples] : sink->received) {
+      for (const Tuple& in : tuples) {
+        const std::int64_t n = in.get_int(0);
+        ++seen[n];
+        EXPECT_EQ(in.get_string(1), OverloadSpout::text_of(n)) << n;
+        if (n % 5 == 2 || n % 5 == 4) {  // the spout's "side" stream, straight to the sink
+          EXPECT_EQ(in.source_component(), "src") << n;
+          EXPECT_EQ(in.source_stream(), "side") << n;
+          EXPECT_EQ(in.size(), 2u) << n;
+          continue;
+        }
+        EXPECT_EQ(in.source_component(), "fwd") << n;
+        if (in.size() != 3u) {
+          ADD_FAILURE() << n << " has " << in.size() << " values";
+          continue;
+        }
+        EXPECT_EQ(in.get_int(2), 1) << n;
+        const bool to_side = n % 7 == 1 || n % 7 == 3 || n % 7 == 6;
+        EXPECT_EQ(in.source_stream(), to_side ? "side" : "default") << n;
+      }
+    }
+    lock.unlock();
+    ASSERT_TRUE(cluster.kill("t").is_ok());
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(OverloadSpout::kTuples));
+    for (const auto& [n, times] : seen) EXPECT_EQ(times, 1) << n;
+    for (const auto& [n, times] : spout->acks) {
+      EXPECT_EQ(times, 1) << n;
+      EXPECT_LT(n % 5, 3) << n;
+    }
+    EXPECT_TRUE(spout->fails.empty());
+  }
+}
+
 // Emits even numbers on "even" and odd ones on "odd".
 class TwoStreamSpout : public Spout {
  public:

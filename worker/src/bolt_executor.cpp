@@ -46,9 +46,34 @@ class BoltExecutor::Collector final : public OutputCollector {
     emit_anchored(route, targets, anchors, num_anchors, values);
   }
 
+  // emit({...}): the list's values are copied into each tuple sent, with
+  // no Values in between, whenever the stream is routed once (route_usual);
+  // any other emit goes through emit_to with them in a Values.
+  void emit_list(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
+                 std::initializer_list<Value> list, TaskId direct) override {
+    Emitter& em = ex_.emitter_;
+    const StreamRoute* route = em.route_usual(stream, list.size(), direct);
+    if (route == nullptr) {
+      emit_to(stream, anchors, num_anchors, Values(list), direct);
+      return;
+    }
+    std::span<const Value> values(list.begin(), list.size());
+    const auto targets = em.targets();
+    if (targets.size() == 1 && (num_anchors == 0 || !em.acking())) [[likely]] {
+      em.begin_tuple(targets[0], &route->info, task_, values);
+      em.commit();
+      bump(ex_.stats_.emitted);
+      bump(ex_.stats_.transferred);
+      return;
+    }
+    emit_anchored(*route, targets, anchors, num_anchors, values);
+  }
+
+  // `values`: a Values (moved into the last tuple) or a span of a list's.
+  template <typename V>
   [[gnu::noinline]] void emit_anchored(const StreamRoute& route, std::span<const TaskId> targets,
                                        const Tuple* const* anchors, std::size_t num_anchors,
-                                       Values& values) {
+                                       V& values) {
     Emitter& em = ex_.emitter_;
     bump(ex_.stats_.emitted);
     const std::size_t n = targets.size();

@@ -42,8 +42,35 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     emit_tracked(route, targets, values, std::move(msg_id));
   }
 
+  // emit({...}): the list's values are copied into each tuple sent, with
+  // no Values in between, whenever the stream is routed once (route_usual);
+  // any other emit goes through emit_to with them in a Values.
+  void emit_list(std::string_view stream, std::initializer_list<Value> list, Value msg_id,
+                 TaskId direct) override {
+    Emitter& em = ex_.emitter_;
+    const StreamRoute* route = em.route_usual(stream, list.size(), direct);
+    if (route == nullptr) {
+      emit_to(stream, Values(list), std::move(msg_id), direct);
+      return;
+    }
+    std::span<const Value> values(list.begin(), list.size());
+    const auto targets = em.targets();
+    if (targets.size() == 1 && msg_id.is_null()) [[likely]] {
+      ++ex_.emits_;
+      em.begin_tuple(targets[0], &route->info, task_, values);
+      em.commit();
+      ex_.progressed_ = true;
+      bump(ex_.stats_.emitted);
+      bump(ex_.stats_.transferred);
+      return;
+    }
+    emit_tracked(*route, targets, values, std::move(msg_id));
+  }
+
+  // `values`: a Values (moved into the last tuple) or a span of a list's.
+  template <typename V>
   [[gnu::noinline]] void emit_tracked(const StreamRoute& route, std::span<const TaskId> targets,
-                                      Values& values, Value msg_id) {
+                                      V& values, Value msg_id) {
     Emitter& em = ex_.emitter_;
     ++ex_.emits_;
     bump(ex_.stats_.emitted);

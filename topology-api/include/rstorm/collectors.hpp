@@ -9,6 +9,7 @@
 // instead not asked for more tuples until the queues drain.
 #pragma once
 
+#include <initializer_list>
 #include <string_view>
 #include <vector>
 
@@ -38,7 +39,28 @@ class SpoutOutputCollector {
   // once nothing is left to replay. `rstorm local` ends when every spout task
   // has finished and every tree is complete.
   virtual void finish() = 0;
+  // What emit({...}) calls: the values of a braced list, copied once into the
+  // tuple sent, with no Values built, moved from and freed on the way. The
+  // default builds the Values and calls emit_to (a collector of your own
+  // need not override it); the runtime's takes the list into the tuple.
+  virtual void emit_list(std::string_view stream, std::initializer_list<Value> values, Value msg_id,
+                         TaskId direct_task) {
+    emit_to(stream, Values(values), std::move(msg_id), direct_task);
+  }
 
+  // A braced list ({word, 1}) picks these overloads; a Values the others.
+  void emit(std::initializer_list<Value> values) {
+    emit_list(kDefaultStream, values, Value(), TaskId());
+  }
+  void emit(std::initializer_list<Value> values, Value msg_id) {
+    emit_list(kDefaultStream, values, std::move(msg_id), TaskId());
+  }
+  void emit(std::string_view stream, std::initializer_list<Value> values) {
+    emit_list(stream, values, Value(), TaskId());
+  }
+  void emit(std::string_view stream, std::initializer_list<Value> values, Value msg_id) {
+    emit_list(stream, values, std::move(msg_id), TaskId());
+  }
   void emit(Values values) { emit_to(kDefaultStream, std::move(values), Value(), TaskId()); }
   void emit(Values values, Value msg_id) {
     emit_to(kDefaultStream, std::move(values), std::move(msg_id), TaskId());
@@ -74,7 +96,35 @@ class OutputCollector {
   virtual void ack(const Tuple& input) = 0;
   virtual void fail(const Tuple& input) = 0;
   virtual void report_error(std::string_view message) = 0;
+  // What emit({...}) calls, as SpoutOutputCollector::emit_list.
+  virtual void emit_list(std::string_view stream, const Tuple* const* anchors,
+                         std::size_t num_anchors, std::initializer_list<Value> values,
+                         TaskId direct_task) {
+    emit_to(stream, anchors, num_anchors, Values(values), direct_task);
+  }
 
+  // A braced list ({word, 1}) picks these overloads; a Values the others.
+  void emit(std::initializer_list<Value> values) {
+    emit_list(kDefaultStream, nullptr, 0, values, TaskId());
+  }
+  void emit(std::string_view stream, std::initializer_list<Value> values) {
+    emit_list(stream, nullptr, 0, values, TaskId());
+  }
+  void emit(const Tuple& anchor, std::initializer_list<Value> values) {
+    const Tuple* a = &anchor;
+    emit_list(kDefaultStream, &a, 1, values, TaskId());
+  }
+  void emit(std::string_view stream, const Tuple& anchor, std::initializer_list<Value> values) {
+    const Tuple* a = &anchor;
+    emit_list(stream, &a, 1, values, TaskId());
+  }
+  void emit(const std::vector<const Tuple*>& anchors, std::initializer_list<Value> values) {
+    emit_list(kDefaultStream, anchors.data(), anchors.size(), values, TaskId());
+  }
+  void emit(std::string_view stream, const std::vector<const Tuple*>& anchors,
+            std::initializer_list<Value> values) {
+    emit_list(stream, anchors.data(), anchors.size(), values, TaskId());
+  }
   void emit(Values values) { emit_to(kDefaultStream, nullptr, 0, std::move(values), TaskId()); }
   void emit(std::string_view stream, Values values) {
     emit_to(stream, nullptr, 0, std::move(values), TaskId());
@@ -117,6 +167,12 @@ class BasicOutputCollector {
   // REQUIRES: `out` and `input` outlive this collector.
   BasicOutputCollector(OutputCollector& out, const Tuple& input) : out_(out), input_(&input) {}
 
+  void emit(std::initializer_list<Value> values) {
+    out_.emit_list(kDefaultStream, &input_, 1, values, TaskId());
+  }
+  void emit(std::string_view stream, std::initializer_list<Value> values) {
+    out_.emit_list(stream, &input_, 1, values, TaskId());
+  }
   void emit(Values values) { out_.emit_to(kDefaultStream, &input_, 1, std::move(values), TaskId()); }
   void emit(std::string_view stream, Values values) {
     out_.emit_to(stream, &input_, 1, std::move(values), TaskId());

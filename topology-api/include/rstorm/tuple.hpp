@@ -187,7 +187,8 @@ class Tuple {
   void mark_completed() const { completed_ = true; }
   Values& mutable_values() { return values_; }
   // Sets the source and the values of a fresh tuple in place (no temporary
-  // tuple: moving values stored inline costs a copy per value).
+  // tuple: moving values stored inline costs a copy per value). `values`: a
+  // Values, or a std::span<const Value> (copied).
   template <typename V>
   void assign(const StreamInfo* source, TaskId source_task, V&& values) {
     assign_values(std::forward<V>(values));
@@ -234,7 +235,11 @@ class Tuple {
   // Out of line, so that assign_values needs no registers saved.
   template <typename Vs>
   [[gnu::noinline]] void assign_values_resized(Vs&& values) {
-    values_ = std::forward<Vs>(values);
+    if constexpr (std::is_same_v<std::remove_cvref_t<Vs>, Values>) {
+      values_ = std::forward<Vs>(values);
+    } else {
+      values_.assign(values.begin(), values.end());  // a span of values (copied)
+    }
   }
   std::size_t field_index(std::string_view field) const;
 

@@ -33,13 +33,23 @@ class Emitter {
   // common case (the default stream, routed once) is inline; the rest, and
   // every error, out of line.
   const StreamRoute& route(std::string_view stream, const Values& values, TaskId direct) {
-    RouteState* s = default_route_;
-    if (s != nullptr && stream == kDefaultStream && s->fixed && !direct.valid() &&
-        values.size() == s->route->info.fields.size()) [[likely]] {
-      targets_view_ = s->fixed_targets;
-      return *s->route;
+    const StreamRoute* r = route_usual(stream, values.size(), direct);
+    if (r != nullptr) [[likely]] {
+      return *r;
     }
     return route_slow(stream, values, direct);
+  }
+  // route() for an emit of `n` values in the common case only (the default
+  // stream, routed once, no direct task, as many values as fields): sets
+  // targets(). nullptr otherwise, with nothing checked: take route() then.
+  const StreamRoute* route_usual(std::string_view stream, std::size_t n, TaskId direct) {
+    RouteState* s = default_route_;
+    if (s != nullptr && stream == kDefaultStream && s->fixed && !direct.valid() &&
+        n == s->route->info.fields.size()) [[likely]] {
+      targets_view_ = s->fixed_targets;
+      return s->route;
+    }
+    return nullptr;
   }
   // The tasks of the last route(); valid until the next route() or pin().
   std::span<const TaskId> targets() const { return targets_view_; }
@@ -82,6 +92,15 @@ class Emitter {
     } else {
       e.tuple.assign(source, source_task, values);
     }
+    return e.tuple;
+  }
+  // begin_tuple with the values of a braced list (emit({...})), copied for
+  // every target (`last` unused: the list stays the caller's).
+  [[gnu::always_inline]] Tuple& begin_tuple(TaskId dest, const StreamInfo* source,
+                                            TaskId source_task, std::span<const Value> values,
+                                            bool last = true) {
+    Envelope& e = transfer_.append(dest);
+    e.tuple.assign(source, source_task, values);
     return e.tuple;
   }
   [[gnu::always_inline]] void commit() { transfer_.commit(); }
