@@ -194,6 +194,8 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
     t->blocked.assign(c.upstream_tasks.size(), 0);
     tasks_.push_back(std::move(t));
   }
+  if (tasks_.size() == 1) only_task_ = tasks_.front().get();
+  if (!plan.tasks.empty()) first_task_ = plan.tasks.front().value;
 }
 
 BoltExecutor::~BoltExecutor() {

@@ -19,11 +19,13 @@ Emitter::Emitter(const TopologyPlan& plan, const ComponentPlan& component, Trans
   for (std::size_t i = 0; i < counters_.size(); ++i) {
     counters_[i] = static_cast<std::uint32_t>(producer_index);
   }
+  acking_ = !plan.acker_tasks.empty();
   targets_.reserve(64);
   root_counter_ = next_id();  // a random start (see next_root)
   routes_.resize(component.streams.size());
   for (std::size_t i = 0; i < routes_.size(); ++i) {
     routes_[i].route = component.streams[i].get();
+    routes_[i].num_fields = routes_[i].route->info.fields.size();
     if (routes_[i].route->info.stream == kDefaultStream) default_route_ = &routes_[i];
   }
   resolve_fixed_targets();

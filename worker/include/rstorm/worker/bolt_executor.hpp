@@ -27,7 +27,11 @@ class BoltExecutor final : public Executor {
   bool can_run_inline() const override { return !has_timed_bolt_; }
   void run_one_inline(Envelope& e) override {
     if (e.kind != MessageKind::kTuple) return;  // no checkpoints when fused
-    execute(*tasks_[static_cast<std::size_t>(e.dest.value - plan_.tasks.front().value)], e.tuple);
+    // Two loads to the task, not five in a chain (the head waits on them).
+    Task* task = only_task_ != nullptr
+                     ? only_task_
+                     : tasks_[static_cast<std::size_t>(e.dest.value - first_task_)].get();
+    execute(*task, e.tuple);
   }
   void close_inline() override;
 
@@ -62,6 +66,8 @@ class BoltExecutor final : public Executor {
   void release(Task& task);
 
   std::vector<std::unique_ptr<Task>> tasks_;
+  Task* only_task_ = nullptr;       // the task, when there is one
+  std::int32_t first_task_ = 0;     // its first task's id
   std::vector<Task*> timed_tasks_;  // tasks whose bolt is a TimedBolt with a period
   bool has_timed_bolt_ = false;     // some task's bolt is a TimedBolt
   StreamInfo tick_info_;

@@ -45,7 +45,7 @@ class Emitter {
   const StreamRoute* route_usual(std::string_view stream, std::size_t n, TaskId direct) {
     RouteState* s = default_route_;
     if (s != nullptr && stream == kDefaultStream && s->fixed && !direct.valid() &&
-        n == s->route->info.fields.size()) [[likely]] {
+        n == s->num_fields) [[likely]] {
       targets_view_ = s->fixed_targets;
       return s->route;
     }
@@ -76,7 +76,8 @@ class Emitter {
   // within a message timeout: about rate x timeout / 2^40 (5e-6 at 200k/s).
   std::uint64_t next_root() { return root_prefix_ | (++root_counter_ & ((1ULL << 40) - 1)); }
 
-  bool acking() const { return !plan_.acker_tasks.empty(); }
+  // Kept, not looked up: asked on every ack, and the plan is four loads away.
+  bool acking() const { return acking_; }
   TaskId acker_for(std::uint64_t root) const {
     return plan_.acker_tasks[root % plan_.acker_tasks.size()];
   }
@@ -127,6 +128,7 @@ class Emitter {
   // Per stream of the component (index: position in its streams).
   struct RouteState {
     const StreamRoute* route = nullptr;
+    std::size_t num_fields = 0;  // route->info.fields.size(), one load nearer
     // Every subscription sends to the same tasks whatever the values and the
     // round-robin counters (one task, global, all): routed once, here.
     bool fixed = false;
@@ -145,6 +147,7 @@ class Emitter {
   Transfer& transfer_;
   ExecutorStats& stats_;
   std::vector<RouteState> routes_;
+  bool acking_;  // !plan_.acker_tasks.empty()
   RouteState* default_route_ = nullptr;
   std::uint64_t rng_;
   std::uint64_t root_prefix_;

@@ -45,10 +45,11 @@ class Transfer {
   // that runs inline, the envelope is one kept here, run at commit().
   // REQUIRES: dest is a task of this topology.
   [[gnu::always_inline]] Envelope& append(TaskId dest) {
-    const int d = (*task_sink_)[static_cast<std::size_t>(dest.value)];
+    const TaskSink& t = task_sinks_[static_cast<std::size_t>(dest.value)];
+    const int d = t.sink;
     last_ = d;
-    last_inline_ = inline_[static_cast<std::size_t>(d)] != 0;
-    if (last_inline_) {
+    last_inline_ = t.runs_inline;
+    if (last_inline_ != nullptr) {
       if (!dirty_flag_[static_cast<std::size_t>(d)]) mark_dirty(d);
       inline_envelope_.reuse(dest);
       return inline_envelope_;
@@ -58,8 +59,8 @@ class Transfer {
   // Runs the envelope of the last append (a sink that runs inline), or hands
   // its batch over if it is full.
   [[gnu::always_inline]] void commit() {
-    if (last_inline_) {
-      (*sinks_)[static_cast<std::size_t>(last_)]->run(inline_envelope_);
+    if (last_inline_ != nullptr) {
+      last_inline_->run(inline_envelope_);
       return;
     }
     if (filled_[static_cast<std::size_t>(last_)] >= batch_size_ && !backlog_) push(last_);
@@ -78,7 +79,7 @@ class Transfer {
   // joins anything after it, so it keeps its place among them.
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
                     TaskId task) {
-    const auto d = static_cast<std::size_t>((*task_sink_)[static_cast<std::size_t>(dest.value)]);
+    const auto d = static_cast<std::size_t>(task_sinks_[static_cast<std::size_t>(dest.value)].sink);
     std::size_t& at = coalesce_at_[d];
     if (is_acking(kind)) {
       Batch& b = pending_[d];
@@ -88,7 +89,7 @@ class Transfer {
         return;
       }
       append(dest).set_control(kind, root, value, task);
-      at = last_inline_ ? kNoEnvelope : filled_[d] - 1;
+      at = last_inline_ != nullptr ? kNoEnvelope : filled_[d] - 1;
     } else {
       at = kNoEnvelope;
       append(dest).set_control(kind, root, value, task);
@@ -114,6 +115,13 @@ class Transfer {
 
   const std::vector<TupleSink*>* sinks_;
   const std::vector<int>* task_sink_;
+  // Index: task id. *task_sink_ and the sink, if it runs inline, in one
+  // entry, so that an append waits on one load rather than a chain of them.
+  struct TaskSink {
+    int sink = 0;
+    TupleSink* runs_inline = nullptr;
+  };
+  std::vector<TaskSink> task_sinks_;
   std::size_t batch_size_;
   Mode mode_;
   ExecutorStats* stats_;
@@ -134,7 +142,7 @@ class Transfer {
   std::vector<std::size_t> coalesce_at_;
   Envelope inline_envelope_;  // the one handed out for sinks that run inline
   bool backlog_ = false;
-  bool last_inline_ = false;
+  TupleSink* last_inline_ = nullptr;  // the sink of the last append, if it runs inline
   int last_ = 0;
 };
 
