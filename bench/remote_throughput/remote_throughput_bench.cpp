@@ -254,18 +254,34 @@ class WorkerPair {
       auto p = sv::launch_process(binary, args, spec.worker_dir / "worker.log");
       if (!p) {
         std::fprintf(stderr, "cannot start rstorm-worker: %s\n", p.status().to_string().c_str());
-        std::exit(1);
+        fail();
       }
       processes_.push_back(*p);
     }
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (!beat("a") || !beat("b")) {
+      for (std::size_t i = 0; i < processes_.size(); ++i) {
+        if (!sv::process_alive(processes_[i])) {
+          const char* node = i == 0 ? "a" : "b";
+          const auto how = sv::exit_status_of(processes_[i].pid);
+          std::fprintf(stderr,
+                       "worker %s ended (%s) before its first heartbeat; see %s/%s/worker.log\n",
+                       node, how ? how->c_str() : "unknown", dir_.c_str(), node);
+          fail();
+        }
+      }
       if (Clock::now() > deadline) {
         std::fprintf(stderr, "workers did not heartbeat; see %s/*/worker.log\n", dir_.c_str());
-        std::exit(1);
+        fail();
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+  }
+  // Stops the workers started so far, then the bench: std::exit runs no
+  // destructors, and a worker left running would hold its port and a core.
+  [[noreturn]] void fail() {
+    stop();
+    std::exit(1);
   }
   ~WorkerPair() { stop(); }
 

@@ -290,14 +290,8 @@ class OverloadSpout : public Spout {
     }
     ++n_;
   }
-  void ack(const Value& id) override {
-    std::lock_guard lock(ledger_->mutex);
-    ++ledger_->acks[id.as_int()];
-  }
-  void fail(const Value& id) override {
-    std::lock_guard lock(ledger_->mutex);
-    ++ledger_->fails[id.as_int()];
-  }
+  void ack(const Value& id) override { ledger_->record_ack(id); }
+  void fail(const Value& id) override { ledger_->record_fail(id); }
   void declare_output_fields(OutputFieldsDeclarer& d) override {
     d.declare(Fields{"n", "text"});
     d.declare_stream("side", Fields{"n", "text"});
@@ -320,40 +314,40 @@ class OverloadBolt : public Bolt {
   void execute(const Tuple& in) override {
     const std::int64_t n = in.get_int("n");
     const std::string& text = in.get_string("text");
-    const std::int64_t tag = 1;
+    const std::int64_t overload = n % 7;  // the third value says which overload sent it
     const std::vector<const Tuple*> anchors{&in};
     switch (n % 7) {
       case 0:
-        out_->emit(in, {n, text, tag});
+        out_->emit(in, {n, text, overload});
         break;
       case 1:
-        out_->emit("side", in, {n, text, tag});
+        out_->emit("side", in, {n, text, overload});
         break;
       case 2:
-        out_->emit(anchors, {n, text, tag});
+        out_->emit(anchors, {n, text, overload});
         break;
       case 3:
-        out_->emit("side", anchors, {n, text, tag});
+        out_->emit("side", anchors, {n, text, overload});
         break;
       case 4:
-        out_->emit({n, text, tag});
+        out_->emit({n, text, overload});
         break;
       case 5:
-        out_->emit(in, Values{n, text, tag});
+        out_->emit(in, Values{n, text, overload});
         break;
       case 6:
         try {
           out_->emit(in, {n, text});  // two values where three are declared
         } catch (const std::invalid_argument&) {
-          out_->emit("side", in, {n, text, tag});
+          out_->emit("side", in, {n, text, overload});
         }
         break;
     }
     out_->ack(in);
   }
   void declare_output_fields(OutputFieldsDeclarer& d) override {
-    d.declare(Fields{"n", "text", "tag"});
-    d.declare_stream("side", Fields{"n", "text", "tag"});
+    d.declare(Fields{"n", "text", "overload"});
+    d.declare_stream("side", Fields{"n", "text", "overload"});
   }
 
  private:
@@ -405,7 +399,7 @@ TEST(Groupings, EveryEmitOverloadDeliversTheSameTupleInTheSameTree) {
           ADD_FAILURE() << n << " has " << in.size() << " values";
           continue;
         }
-        EXPECT_EQ(in.get_int(2), 1) << n;
+        EXPECT_EQ(in.get_int(2), n % 7) << n;
         const bool to_side = n % 7 == 1 || n % 7 == 3 || n % 7 == 6;
         EXPECT_EQ(in.source_stream(), to_side ? "side" : "default") << n;
       }

@@ -42,14 +42,8 @@ class WordSpout : public Spout {
       ++next_;
     }
   }
-  void ack(const Value& id) override {
-    std::lock_guard lock(ledger_->mutex);
-    ++ledger_->acks[id.as_int()];
-  }
-  void fail(const Value& id) override {
-    std::lock_guard lock(ledger_->mutex);
-    ++ledger_->fails[id.as_int()];
-  }
+  void ack(const Value& id) override { ledger_->record_ack(id); }
+  void fail(const Value& id) override { ledger_->record_fail(id); }
   void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields{"word"}); }
 
  private:

@@ -58,6 +58,15 @@ struct Ledger {
     std::lock_guard lock(mutex);
     return fails.size();
   }
+  // What a spout's ack(id) / fail(id) records for message id `id`.
+  void record_ack(const Value& id) {
+    std::lock_guard lock(mutex);
+    ++acks[id.as_int()];
+  }
+  void record_fail(const Value& id) {
+    std::lock_guard lock(mutex);
+    ++fails[id.as_int()];
+  }
 };
 
 // Emits `limit` tuples {n} (n = 0, 1, ...) with message id n when `reliable`,
@@ -92,14 +101,12 @@ class CountingSpout : public Spout {
   }
   void ack(const Value& id) override {
     --in_flight_;
-    std::lock_guard lock(ledger_->mutex);
-    ++ledger_->acks[id.as_int()];
+    ledger_->record_ack(id);
   }
   void fail(const Value& id) override {
     --in_flight_;
     if (replay_) to_replay_.push_back(id.as_int());
-    std::lock_guard lock(ledger_->mutex);
-    ++ledger_->fails[id.as_int()];
+    ledger_->record_fail(id);
   }
   void activate() override { ++ledger_->activated; }
   void deactivate() override { ++ledger_->deactivated; }

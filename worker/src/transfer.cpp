@@ -16,25 +16,20 @@ Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
       pending_(num_sinks),
       filled_(num_sinks, 0),
       dirty_flag_(num_sinks, 0),
-      inline_(num_sinks, 0),
       coalesce_at_(num_sinks, kNoEnvelope) {
   // No sink runs inline until bind_sinks (a Transfer that never binds, the
   // checkpoint uploader's, sends to queues only).
-  task_sinks_.resize(task_sink->size());
-  for (std::size_t t = 0; t < task_sinks_.size(); ++t) task_sinks_[t].sink = (*task_sink)[t];
+  task_routes_.resize(task_sink->size());
+  for (std::size_t t = 0; t < task_routes_.size(); ++t) task_routes_[t].sink = (*task_sink)[t];
 }
 
 void Transfer::bind_sinks() {
-  for (std::size_t d = 0; d < inline_.size(); ++d) {
-    inline_[d] = (*sinks_)[d] != nullptr && (*sinks_)[d]->runs_inline() ? 1 : 0;
-  }
-  task_sinks_.resize(task_sink_->size());
-  for (std::size_t t = 0; t < task_sinks_.size(); ++t) {
+  task_routes_.resize(task_sink_->size());
+  for (std::size_t t = 0; t < task_routes_.size(); ++t) {
     const int d = (*task_sink_)[t];
-    task_sinks_[t].sink = d;
-    task_sinks_[t].runs_inline = d >= 0 && inline_[static_cast<std::size_t>(d)]
-                                     ? (*sinks_)[static_cast<std::size_t>(d)]
-                                     : nullptr;
+    TupleSink* sink = d >= 0 ? (*sinks_)[static_cast<std::size_t>(d)] : nullptr;
+    task_routes_[t].sink = d;
+    task_routes_[t].inline_sink = sink != nullptr && sink->runs_inline() ? sink : nullptr;
   }
 }
 
@@ -114,16 +109,13 @@ bool Transfer::flush() {
   backlog_ = false;
   std::size_t kept = 0;
   for (int d : dirty_) {
-    if (inline_[static_cast<std::size_t>(d)]) {
-      dirty_flag_[static_cast<std::size_t>(d)] = 0;
-      (*sinks_)[static_cast<std::size_t>(d)]->flush();
-      continue;
-    }
     if (filled_[static_cast<std::size_t>(d)] > 0 && !push(d)) {
       dirty_[kept++] = d;  // still pending: keep it listed
       continue;
     }
     dirty_flag_[static_cast<std::size_t>(d)] = 0;
+    TupleSink* sink = (*sinks_)[static_cast<std::size_t>(d)];
+    if (sink->runs_inline()) sink->flush();  // hands on what its runs emitted
   }
   dirty_.resize(kept);
   backlog_ = kept > 0;

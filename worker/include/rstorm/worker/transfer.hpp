@@ -45,10 +45,10 @@ class Transfer {
   // that runs inline, the envelope is one kept here, run at commit().
   // REQUIRES: dest is a task of this topology.
   [[gnu::always_inline]] Envelope& append(TaskId dest) {
-    const TaskSink& t = task_sinks_[static_cast<std::size_t>(dest.value)];
+    const TaskRoute& t = task_routes_[static_cast<std::size_t>(dest.value)];
     const int d = t.sink;
     last_ = d;
-    last_inline_ = t.runs_inline;
+    last_inline_ = t.inline_sink;
     if (last_inline_ != nullptr) {
       if (!dirty_flag_[static_cast<std::size_t>(d)]) mark_dirty(d);
       inline_envelope_.reuse(dest);
@@ -79,7 +79,8 @@ class Transfer {
   // joins anything after it, so it keeps its place among them.
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
                     TaskId task) {
-    const auto d = static_cast<std::size_t>(task_sinks_[static_cast<std::size_t>(dest.value)].sink);
+    const auto d =
+        static_cast<std::size_t>(task_routes_[static_cast<std::size_t>(dest.value)].sink);
     std::size_t& at = coalesce_at_[d];
     if (is_acking(kind)) {
       Batch& b = pending_[d];
@@ -117,11 +118,11 @@ class Transfer {
   const std::vector<int>* task_sink_;
   // Index: task id. *task_sink_ and the sink, if it runs inline, in one
   // entry, so that an append waits on one load rather than a chain of them.
-  struct TaskSink {
+  struct TaskRoute {
     int sink = 0;
-    TupleSink* runs_inline = nullptr;
+    TupleSink* inline_sink = nullptr;  // the sink, if it runs inline (bind_sinks)
   };
-  std::vector<TaskSink> task_sinks_;
+  std::vector<TaskRoute> task_routes_;
   std::size_t batch_size_;
   Mode mode_;
   ExecutorStats* stats_;
@@ -134,7 +135,6 @@ class Transfer {
   std::vector<std::size_t> filled_;
   std::vector<char> dirty_flag_;
   std::vector<int> dirty_;
-  std::vector<char> inline_;  // index: sink; runs inline (bind_sinks)
   // Index: sink; the envelope of its pending batch that send_control last
   // started for acking messages. A hint: checked against the envelope there
   // (the batch may have been handed over and refilled since).
