@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "rstorm/worker/ack_table.hpp"
+#include "rstorm/worker/bolt_executor.hpp"
 #include "rstorm/worker/receive_queue.hpp"
 #include "rstorm/worker/transfer.hpp"
 
@@ -486,3 +487,23 @@ TEST(LatencyBuckets, ALatencyGoesToTheFirstBucketThatHoldsIt) {
 }
 
 }  // namespace rstorm::worker
+
+// One execute in a run is timed; the run grows for quick executes, so that
+// the clock reads stay a small part of the time, and never past 1024.
+TEST(BoltExecutorSampling, QuickExecutesAreTimedLessOften) {
+  using rstorm::worker::BoltExecutor;
+  EXPECT_EQ(BoltExecutor::sample_run_for(0), 32u);  // nothing timed yet
+  EXPECT_EQ(BoltExecutor::sample_run_for(1'000'000), 32u);
+  EXPECT_EQ(BoltExecutor::sample_run_for(200), 32u);
+  EXPECT_EQ(BoltExecutor::sample_run_for(100), 64u);
+  EXPECT_EQ(BoltExecutor::sample_run_for(40), 128u);
+  EXPECT_EQ(BoltExecutor::sample_run_for(10), 512u);
+  EXPECT_EQ(BoltExecutor::sample_run_for(1), 1024u);
+  std::uint32_t last = 1024;
+  for (std::uint64_t ns = 1; ns < 10'000; ns += 7) {
+    const std::uint32_t run = BoltExecutor::sample_run_for(ns);
+    EXPECT_EQ(run & (run - 1), 0u) << ns;  // a power of two: the place is drawn with a mask
+    EXPECT_LE(run, last) << ns;            // longer executes, shorter runs
+    last = run;
+  }
+}

@@ -337,9 +337,13 @@ int TopologyRuntime::local_executor_of(TaskId task) const {
 bool TopologyRuntime::deliver_remote(Batch& batch, Batch* foreign) {
   if (batch.empty()) return true;
   // Fast path: a frame usually holds envelopes for one executor only.
-  const int first = local_executor_of(batch.front().dest);
+  // Envelopes for the first's task need no look-up.
+  const TaskId first_task = batch.front().dest;
+  const int first = local_executor_of(first_task);
   bool one = first >= 0;
-  for (std::size_t i = 1; one && i < batch.size(); ++i) one = local_executor_of(batch[i].dest) == first;
+  for (std::size_t i = 1; one && i < batch.size(); ++i) {
+    one = batch[i].dest == first_task || local_executor_of(batch[i].dest) == first;
+  }
   if (one) return executors_[static_cast<std::size_t>(first)]->queue().push_or_overflow(batch);
 
   std::lock_guard lock(deliver_mutex_);

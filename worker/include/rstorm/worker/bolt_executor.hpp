@@ -35,6 +35,13 @@ class BoltExecutor final : public Executor {
   }
   void close_inline() override;
 
+  // The length of the next run of executes one of which is timed, for a
+  // mean timed execute of `mean_ns` (0: none timed yet): 32, or
+  // longer, a power of two up to 1024, when executes are so quick
+  // that two clock reads per 32 of them would be a noticeable
+  // part of the time (execute_sampled).
+  static std::uint32_t sample_run_for(std::uint64_t mean_ns);
+
  private:
   class Collector;
   struct Task;
@@ -44,7 +51,7 @@ class BoltExecutor final : public Executor {
   bool prepare_tasks();
   void cleanup_tasks();
   // `tick`: a tick tuple, counted apart from the inputs executed. One
-  // execute in each run of 32 is timed (execute_sampled).
+  // execute in each run of sample_run_ is timed (execute_sampled).
   void execute(Task& task, const Tuple& input, bool tick = false);
   [[gnu::noinline]] void execute_sampled(Task& task, const Tuple& input, bool tick);
   // The bolt's execute; an exception fails the input and is reported
@@ -74,10 +81,17 @@ class BoltExecutor final : public Executor {
   std::int64_t tick_period_ns_ = 0;
   std::int64_t next_tick_ns_ = 0;
   // Executes left until the next timed one, the place of the last timed one
-  // in its run of 32, and the xorshift32 state that draws the next place
+  // in its run, the run's length (a power of two, kMinSampleRun to
+  // kMaxSampleRun: longer for quick executes, so that reading the clock
+  // stays a small part of the time), the mean of the timed executes that
+  // chooses it, and the xorshift32 state that draws the next place
   // (execute_sampled).
-  std::uint32_t sample_countdown_ = 32;
-  std::uint32_t sample_place_ = 31;
+  static constexpr std::uint32_t kMinSampleRun = 32;
+  static constexpr std::uint32_t kMaxSampleRun = 1024;
+  std::uint32_t sample_countdown_ = kMinSampleRun;
+  std::uint32_t sample_place_ = kMinSampleRun - 1;
+  std::uint32_t sample_run_ = kMinSampleRun;
+  std::uint64_t sample_mean_ns_ = 0;
   std::uint32_t sample_state_ = 0x9E3779B9u;
   bool prepared_ = false;  // every task prepared: cleanup is due
   bool checkpointing_ = false;  // topology.state.checkpointing
