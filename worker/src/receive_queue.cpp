@@ -41,13 +41,15 @@ bool ReceiveQueue::push_to_ring(Batch& batch, bool clear) {
   return true;
 }
 
-bool ReceiveQueue::push_or_overflow(Batch& batch) {
-  if (overflow_size_.load(std::memory_order_acquire) == 0 && push_to_ring(batch, true)) return true;
+bool ReceiveQueue::push_or_overflow(Batch& batch, bool recycling) {
+  if (overflow_size_.load(std::memory_order_acquire) == 0 && push_to_ring(batch, !recycling)) {
+    return true;
+  }
   {
     std::lock_guard lock(overflow_mutex_);
     // The consumer may have emptied the overflow meanwhile: the ring first
     // then, under the lock so that no other overflow push can pass this one.
-    if (overflow_.empty() && push_to_ring(batch, true)) return true;
+    if (overflow_.empty() && push_to_ring(batch, !recycling)) return true;
     overflow_.push_back(std::move(batch));
     const std::size_t n = overflow_.size();
     overflow_size_.store(n, std::memory_order_seq_cst);

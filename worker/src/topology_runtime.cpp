@@ -344,7 +344,8 @@ bool TopologyRuntime::deliver_remote(Batch& batch, Batch* foreign) {
   for (std::size_t i = 1; one && i < batch.size(); ++i) {
     one = batch[i].dest == first_task || local_executor_of(batch[i].dest) == first;
   }
-  if (one) return executors_[static_cast<std::size_t>(first)]->queue().push_or_overflow(batch);
+  if (one)
+    return executors_[static_cast<std::size_t>(first)]->queue().push_or_overflow(batch, true);
 
   std::lock_guard lock(deliver_mutex_);
   for (auto& e : batch) {

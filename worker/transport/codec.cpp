@@ -882,13 +882,28 @@ struct FrameDecoder::State {
 
   // False when the frame is not a tuple batch; throws NotCanonical when it is
   // one laid out otherwise than Thrift's writer does.
-  bool fast_tuple_frame(const std::uint8_t* data, std::size_t size, worker::Batch& out) {
+  // `stale`: the last envelopes of `out` are finished with; the frame's
+  // first envelopes overwrite them, and those left over are dropped.
+  bool fast_tuple_frame(const std::uint8_t* data, std::size_t size, worker::Batch& out,
+                        std::size_t stale) {
     CompactReader r{data, data + size};
     if (r.byte() != kTuplesHeader) return false;
     if (r.byte() != kEnvelopesHeader) throw NotCanonical{};
     const std::size_t n = r.list(kCompactStruct);
-    make_room(out, n);
-    for (std::size_t i = 0; i < n; ++i) r.p = fast_envelope(r.p, r.end, out.emplace_back());
+    const std::size_t base = out.size() - stale;
+    const std::size_t reused = std::min(n, stale);
+    for (std::size_t i = 0; i < reused; ++i) {
+      worker::Envelope& e = out[base + i];
+      e.tuple.reset_tracking();
+      e.tuple.mutable_values().clear();
+      r.p = fast_envelope(r.p, r.end, e);
+    }
+    if (n > reused) {
+      make_room(out, n - reused);
+      for (std::size_t i = reused; i < n; ++i) r.p = fast_envelope(r.p, r.end, out.emplace_back());
+    } else if (stale > n) {
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(base + n), out.end());
+    }
     if (r.byte() != kStop || r.byte() != kStop || r.p != r.end) throw NotCanonical{};
     return true;
   }
@@ -946,18 +961,19 @@ struct FrameDecoder::State {
     }
   }
 
+  // `stale`: as fast_tuple_frame's; any other way, they are dropped first.
   FrameType read_frame(const std::uint8_t* data, std::size_t size, worker::Batch& out,
-                       ControlMessage& control, bool thrift_only) {
+                       ControlMessage& control, bool thrift_only, std::size_t stale) {
+    const std::size_t before = out.size() - stale;
     if (size == 0) fail("an empty frame");
     if (!thrift_only) {
-      const std::size_t before = out.size();
       try {
-        if (fast_tuple_frame(data, size, out)) return FrameType::kTuples;
+        if (fast_tuple_frame(data, size, out, stale)) return FrameType::kTuples;
       } catch (const NotCanonical&) {
-        out.resize(before);
         ++frames_read_by_thrift;
       }
     }
+    out.resize(before);
     buffer->resetBuffer(const_cast<std::uint8_t*>(data), static_cast<std::uint32_t>(size),
                         TMemoryBuffer::OBSERVE);
     buffer->readEnd();  // resets the message size bound ...
@@ -1023,20 +1039,25 @@ std::uint64_t FrameDecoder::frames_read_by_thrift() const { return s_->frames_re
 
 Result<FrameType> FrameDecoder::decode(const std::uint8_t* data, std::size_t size,
                                        worker::Batch& out, ControlMessage& control) {
-  return decode(data, size, out, control, false);
+  return decode(data, size, out, control, false, 0);
+}
+
+Result<FrameType> FrameDecoder::decode_reusing(const std::uint8_t* data, std::size_t size,
+                                               worker::Batch& out, ControlMessage& control) {
+  return decode(data, size, out, control, false, out.size());
 }
 
 Result<FrameType> FrameDecoder::decode_with_thrift(const std::uint8_t* data, std::size_t size,
                                                    worker::Batch& out, ControlMessage& control) {
-  return decode(data, size, out, control, true);
+  return decode(data, size, out, control, true, 0);
 }
 
 Result<FrameType> FrameDecoder::decode(const std::uint8_t* data, std::size_t size,
                                        worker::Batch& out, ControlMessage& control,
-                                       bool thrift_only) {
-  const std::size_t before = out.size();
+                                       bool thrift_only, std::size_t stale) {
+  const std::size_t before = out.size() - stale;
   try {
-    return s_->read_frame(data, size, out, control, thrift_only);
+    return s_->read_frame(data, size, out, control, thrift_only, stale);
   } catch (const DecodeError& e) {
     out.resize(before);
     s_->reset_protocol();

@@ -104,6 +104,13 @@ class FrameDecoder {
   // the Status says what is wrong with the bytes.
   Result<FrameType> decode(const std::uint8_t* data, std::size_t size, worker::Batch& out,
                            ControlMessage& control);
+  // As decode(), into a batch whose envelopes are all finished with (a
+  // batch a receive queue handed back): the frame's envelopes overwrite them
+  // in place, values and anchors reset, and those left over are dropped, so
+  // that a steady stream of frames constructs and destroys no envelope. On
+  // return `out` holds the frame's envelopes only (none on error).
+  Result<FrameType> decode_reusing(const std::uint8_t* data, std::size_t size, worker::Batch& out,
+                                   ControlMessage& control);
   // The same through Thrift's own compact-protocol reader only. decode()
   // reads a tuple frame laid out as Thrift's writer lays it out (every frame
   // FrameEncoder or the generated structs write) without it, and hands any
@@ -116,8 +123,9 @@ class FrameDecoder {
   std::uint64_t frames_read_by_thrift() const;
 
  private:
+  // `stale`: the last envelopes of `out` that are finished with.
   Result<FrameType> decode(const std::uint8_t* data, std::size_t size, worker::Batch& out,
-                           ControlMessage& control, bool thrift_only);
+                           ControlMessage& control, bool thrift_only, std::size_t stale);
 
   struct State;
   std::unique_ptr<State> s_;

@@ -98,11 +98,11 @@ void InboundSession::read_more() {
 
 void InboundSession::process() {
   while (!closed_ && !close_after_write_) {
-    if (!batch_.empty()) {
+    if (decoded_) {
       // Never waits: the handler absorbs a full executor and throttles it, so
       // this connection, and every other on this thread, keeps being read.
-      core_.handler->deliver(batch_);
-      batch_.clear();
+      decoded_ = false;
+      if (!batch_.empty()) core_.handler->deliver(batch_);
     }
     const std::size_t avail = end_ - begin_;
     if (avail < kLengthPrefixBytes) break;
@@ -141,7 +141,7 @@ void InboundSession::process() {
 }
 
 bool InboundSession::handle_frame(const std::uint8_t* data, std::size_t size) {
-  auto type = decoder_.decode(data, size, batch_, control_);
+  auto type = decoder_.decode_reusing(data, size, batch_, control_);
   if (!type.is_ok()) {
     reject("undecodable frame of " + std::to_string(size) + " bytes from " + who() + ": " +
            type.status().message() + "; closing the connection");
@@ -166,6 +166,7 @@ bool InboundSession::handle_frame(const std::uint8_t* data, std::size_t size) {
   switch (*type) {
     case FrameType::kTuples:
       TransportCounters::add(core_.counters.tuples_received, batch_.size());
+      decoded_ = true;
       return true;
     case FrameType::kHello:
       reject("second hello from " + who() + "; closing the connection");
@@ -288,6 +289,7 @@ void InboundSession::close(std::string_view reason) {
   if (closed_) return;
   closed_ = true;
   stream_.close();
+  if (!decoded_) batch_.clear();  // finished with, or never decoded
   core_.give_up(batch_, reason);
   core_.sessions.erase(shared_from_this());
 }

@@ -63,7 +63,11 @@ class InboundSession : public std::enable_shared_from_this<InboundSession> {
   std::vector<std::uint8_t> buf_;  // bytes read: [begin_, end_) not yet parsed
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
-  worker::Batch batch_;  // decoded, not yet delivered
+  // The last frame's envelopes: not yet delivered while `decoded_`; once
+  // delivered, whatever the handler handed back, finished with, which the
+  // next frame's envelopes overwrite (FrameDecoder::decode_reusing).
+  worker::Batch batch_;
+  bool decoded_ = false;
   bool reading_ = false;
   bool closed_ = false;
   bool accepted_ = false;

@@ -95,8 +95,10 @@ struct TransportOptions {
 class InboundHandler {
  public:
   virtual ~InboundHandler() = default;
-  // Envelopes that arrived for tasks of this worker. Takes every one (moves
-  // them out, leaves `batch` empty) and must not block: the io thread reads
+  // Envelopes that arrived for tasks of this worker. Takes every one: `batch`
+  // comes back empty or holding envelopes finished with (a receive queue's
+  // recycled batch), which the caller overwrites and never delivers again.
+  // Must not block: the io thread reads
   // every connection of the worker, so a wait here for one full executor would
   // stop the tuples and acks of all the others (head-of-line blocking, and
   // with traffic both ways between two workers a deadlock). A full executor

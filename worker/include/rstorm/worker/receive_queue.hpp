@@ -70,8 +70,10 @@ class ReceiveQueue final : public TupleSink {
   // `batch` comes back holding the envelopes the consumer finished with.
   bool try_push_recycling(Batch& batch) override { return push_to_ring(batch, false); }
   // Never refuses. Returns true when the batch went to the ring, false when
-  // it went to the overflow (the queue is over its capacity).
-  bool push_or_overflow(Batch& batch);
+  // it went to the overflow (the queue is over its capacity). `recycling`:
+  // `batch` may come back holding envelopes the consumer finished with (as
+  // try_push_recycling); otherwise it comes back empty.
+  bool push_or_overflow(Batch& batch, bool recycling = false);
   void force_push(Batch& batch) override { push_or_overflow(batch); }
   // Swaps the oldest batch into `out`; the batch `out` held (finished with)
   // goes to the next producer to use this slot, which clears and reuses it.

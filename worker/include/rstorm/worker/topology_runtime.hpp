@@ -122,8 +122,10 @@ class TopologyRuntime {
   // queues. Never waits and never refuses (the network reader must not stop
   // because one executor is full): a full queue takes them into its overflow,
   // and the caller throttles that executor's senders. Returns false when some
-  // went to an overflow. `batch` is left empty; envelopes for tasks not run
-  // here are moved to `*foreign` (the caller fails their trees).
+  // went to an overflow. `batch` comes back empty or holding envelopes a
+  // queue's consumer finished with (a recycled batch: to be overwritten,
+  // never delivered again); envelopes for tasks not run here are moved to
+  // `*foreign` (the caller fails their trees).
   bool deliver_remote(Batch& batch, Batch* foreign);
 
  private:
