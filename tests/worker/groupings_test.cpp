@@ -257,13 +257,22 @@ TEST(Groupings, StreamRoutedOnceDeliversToEveryFixedTargetAndStillRefusesWrongEm
   }
 }
 
-// emit({...}) takes the list's values straight into the tuple sent; emit
-// with a Values moves them. Every overload, both ways, must deliver the same
-// tuple, on the right stream, in the right tree: a spout emits {n, text}
-// reliably and not, from a list and from a Values, on two streams (its
-// "side" stream to the sink directly); a bolt, fused with the spout or not,
-// forwards each input with another overload (anchored, on a stream, to a
-// vector of anchors, unanchored, a Values, a wrong arity); a sink records.
+// emit({...}) and emit of a Values kept by the caller copy the values
+// straight into the tuple sent; emit of a temporary Values moves them. Every
+// overload, every way, must deliver the same tuple, on the right stream, in
+// the right tree: a spout emits {n, text} reliably and not, from a list and
+// from a Values, on two streams (its "side" stream to the sink directly); a
+// bolt, fused with the spout or not, forwards each input with another
+// overload (anchored, on a stream, to a vector of anchors, unanchored, a
+// temporary Values, a wrong arity, a Values it keeps, a const one); a sink
+// records.
+// Which Values an emit moves from: temporaries and std::move'd ones only.
+static_assert(detail::kMovable<Values>);
+static_assert(detail::kMovable<Values&&>);
+static_assert(!detail::kMovable<Values&>);
+static_assert(!detail::kMovable<const Values&>);
+static_assert(!detail::kMovable<const Values>);
+
 class OverloadSpout : public Spout {
  public:
   explicit OverloadSpout(std::shared_ptr<Ledger> ledger) : ledger_(std::move(ledger)) {}
@@ -314,9 +323,9 @@ class OverloadBolt : public Bolt {
   void execute(const Tuple& in) override {
     const std::int64_t n = in.get_int("n");
     const std::string& text = in.get_string("text");
-    const std::int64_t overload = n % 7;  // the third value says which overload sent it
+    const std::int64_t overload = n % 9;  // the third value says which overload sent it
     const std::vector<const Tuple*> anchors{&in};
-    switch (n % 7) {
+    switch (overload) {
       case 0:
         out_->emit(in, {n, text, overload});
         break;
@@ -342,6 +351,17 @@ class OverloadBolt : public Bolt {
           out_->emit("side", in, {n, text, overload});
         }
         break;
+      case 7: {
+        Values kept{n, text, overload};  // copied, not moved from
+        out_->emit(in, kept);
+        if (kept != Values{n, text, overload}) out_->emit("side", in, {n, text, -1});
+        break;
+      }
+      case 8: {
+        const Values kept{n, text, overload};
+        out_->emit("side", anchors, kept);
+        break;
+      }
     }
     out_->ack(in);
   }
@@ -399,8 +419,8 @@ TEST(Groupings, EveryEmitOverloadDeliversTheSameTupleInTheSameTree) {
           ADD_FAILURE() << n << " has " << in.size() << " values";
           continue;
         }
-        EXPECT_EQ(in.get_int(2), n % 7) << n;
-        const bool to_side = n % 7 == 1 || n % 7 == 3 || n % 7 == 6;
+        EXPECT_EQ(in.get_int(2), n % 9) << n;
+        const bool to_side = n % 9 == 1 || n % 9 == 3 || n % 9 == 6 || n % 9 == 8;
         EXPECT_EQ(in.source_stream(), to_side ? "side" : "default") << n;
       }
     }

@@ -46,18 +46,18 @@ class BoltExecutor::Collector final : public OutputCollector {
     emit_anchored(route, targets, anchors, num_anchors, values);
   }
 
-  // emit({...}): the list's values are copied into each tuple sent, with
-  // no Values in between, whenever the stream is routed once (route_usual);
-  // any other emit goes through emit_to with them in a Values.
+  // emit({...}) and emit of a Values to copy: the values are copied into
+  // each tuple sent, with no Values in between, whenever the stream is
+  // routed once (route_usual); any other emit goes through emit_to with
+  // them in a Values.
   void emit_list(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
-                 std::initializer_list<Value> list, TaskId direct) override {
+                 std::span<const Value> values, TaskId direct) override {
     Emitter& em = ex_.emitter_;
-    const StreamRoute* route = em.route_usual(stream, list.size(), direct);
+    const StreamRoute* route = em.route_usual(stream, values.size(), direct);
     if (route == nullptr) {
-      emit_to(stream, anchors, num_anchors, Values(list), direct);
+      emit_to(stream, anchors, num_anchors, Values(values.begin(), values.end()), direct);
       return;
     }
-    std::span<const Value> values(list.begin(), list.size());
     const auto targets = em.targets();
     if (targets.size() == 1 && (num_anchors == 0 || !em.acking())) [[likely]] {
       em.begin_tuple(targets[0], &route->info, task_, values);

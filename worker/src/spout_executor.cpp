@@ -42,18 +42,18 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     emit_tracked(route, targets, values, std::move(msg_id));
   }
 
-  // emit({...}): the list's values are copied into each tuple sent, with
-  // no Values in between, whenever the stream is routed once (route_usual);
-  // any other emit goes through emit_to with them in a Values.
-  void emit_list(std::string_view stream, std::initializer_list<Value> list, Value msg_id,
+  // emit({...}) and emit of a Values to copy: the values are copied into
+  // each tuple sent, with no Values in between, whenever the stream is
+  // routed once (route_usual); any other emit goes through emit_to with
+  // them in a Values.
+  void emit_list(std::string_view stream, std::span<const Value> values, Value msg_id,
                  TaskId direct) override {
     Emitter& em = ex_.emitter_;
-    const StreamRoute* route = em.route_usual(stream, list.size(), direct);
+    const StreamRoute* route = em.route_usual(stream, values.size(), direct);
     if (route == nullptr) {
-      emit_to(stream, Values(list), std::move(msg_id), direct);
+      emit_to(stream, Values(values.begin(), values.end()), std::move(msg_id), direct);
       return;
     }
-    std::span<const Value> values(list.begin(), list.size());
     const auto targets = em.targets();
     if (targets.size() == 1 && msg_id.is_null()) [[likely]] {
       ++ex_.emits_;

@@ -9,8 +9,12 @@
 // instead not asked for more tuples until the queues drain.
 #pragma once
 
+#include <concepts>
 #include <initializer_list>
+#include <span>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "rstorm/ids.hpp"
@@ -18,6 +22,23 @@
 #include "rstorm/value.hpp"
 
 namespace rstorm {
+
+// The Values the emit overloads take: a temporary or std::move'd one is moved
+// into the tuple sent (emit_to); any other is copied once, straight into it
+// (emit_list), with no Values copied in between. (V defaults to Values, so
+// that a braced list still makes a Values where no initializer_list
+// overload takes it, as emit_direct(task, {n}).)
+template <typename V>
+concept EmittedValues = std::same_as<std::remove_cvref_t<V>, Values>;
+
+namespace detail {
+template <typename V>
+inline constexpr bool kMovable =
+    std::is_rvalue_reference_v<V&&> && !std::is_const_v<std::remove_reference_t<V>>;
+inline std::span<const Value> span_of(std::initializer_list<Value> list) {
+  return {list.begin(), list.size()};
+}
+}  // namespace detail
 
 class SpoutOutputCollector {
  public:
@@ -28,8 +49,7 @@ class SpoutOutputCollector {
   // fails or times out. A valid `direct_task` sends to that task only (the
   // stream must be declared direct).
   // `values` is taken by rvalue reference so that a tuple's values are moved
-  // once, into the tuple sent (the overloads take them by value, which costs
-  // no move for a temporary).
+  // once, into the tuple sent (emit_values).
   virtual void emit_to(std::string_view stream, Values&& values, Value msg_id,
                        TaskId direct_task) = 0;
   // Counted in the component's error count and logged with its context.
@@ -39,46 +59,67 @@ class SpoutOutputCollector {
   // once nothing is left to replay. `rstorm local` ends when every spout task
   // has finished and every tree is complete.
   virtual void finish() = 0;
-  // What emit({...}) calls: the values of a braced list, copied once into the
-  // tuple sent, with no Values built, moved from and freed on the way. The
-  // default builds the Values and calls emit_to (a collector of your own
-  // need not override it); the runtime's takes the list into the tuple.
-  virtual void emit_list(std::string_view stream, std::initializer_list<Value> values, Value msg_id,
+  // What emit({...}) and emit of a Values that is not a temporary call: the
+  // values copied once into the tuple sent, with no Values built, moved from
+  // and freed on the way. The default builds the Values and calls emit_to (a
+  // collector of your own need not override it); the runtime's copies them
+  // into the tuple.
+  virtual void emit_list(std::string_view stream, std::span<const Value> values, Value msg_id,
                          TaskId direct_task) {
-    emit_to(stream, Values(values), std::move(msg_id), direct_task);
+    emit_to(stream, Values(values.begin(), values.end()), std::move(msg_id), direct_task);
+  }
+  // emit_to for a Values to move from, emit_list for one to copy.
+  template <EmittedValues V = Values>
+  void emit_values(std::string_view stream, V&& values, Value msg_id, TaskId direct_task) {
+    if constexpr (detail::kMovable<V>) {
+      emit_to(stream, std::move(values), std::move(msg_id), direct_task);
+    } else {
+      emit_list(stream, std::span<const Value>(values.data(), values.size()), std::move(msg_id),
+                direct_task);
+    }
   }
 
-  // A braced list ({word, 1}) picks these overloads; a Values the others.
+  // A braced list ({word, 1}) picks these overloads; a Values the others
+  // (EmittedValues).
   void emit(std::initializer_list<Value> values) {
-    emit_list(kDefaultStream, values, Value(), TaskId());
+    emit_list(kDefaultStream, detail::span_of(values), Value(), TaskId());
   }
   void emit(std::initializer_list<Value> values, Value msg_id) {
-    emit_list(kDefaultStream, values, std::move(msg_id), TaskId());
+    emit_list(kDefaultStream, detail::span_of(values), std::move(msg_id), TaskId());
   }
   void emit(std::string_view stream, std::initializer_list<Value> values) {
-    emit_list(stream, values, Value(), TaskId());
+    emit_list(stream, detail::span_of(values), Value(), TaskId());
   }
   void emit(std::string_view stream, std::initializer_list<Value> values, Value msg_id) {
-    emit_list(stream, values, std::move(msg_id), TaskId());
+    emit_list(stream, detail::span_of(values), std::move(msg_id), TaskId());
   }
-  void emit(Values values) { emit_to(kDefaultStream, std::move(values), Value(), TaskId()); }
-  void emit(Values values, Value msg_id) {
-    emit_to(kDefaultStream, std::move(values), std::move(msg_id), TaskId());
+  template <EmittedValues V = Values>
+  void emit(V&& values) {
+    emit_values(kDefaultStream, std::forward<V>(values), Value(), TaskId());
   }
-  void emit(std::string_view stream, Values values) {
-    emit_to(stream, std::move(values), Value(), TaskId());
+  template <EmittedValues V = Values>
+  void emit(V&& values, Value msg_id) {
+    emit_values(kDefaultStream, std::forward<V>(values), std::move(msg_id), TaskId());
   }
-  void emit(std::string_view stream, Values values, Value msg_id) {
-    emit_to(stream, std::move(values), std::move(msg_id), TaskId());
+  template <EmittedValues V = Values>
+  void emit(std::string_view stream, V&& values) {
+    emit_values(stream, std::forward<V>(values), Value(), TaskId());
   }
-  void emit_direct(TaskId task, Values values) {
-    emit_to(kDefaultStream, std::move(values), Value(), task);
+  template <EmittedValues V = Values>
+  void emit(std::string_view stream, V&& values, Value msg_id) {
+    emit_values(stream, std::forward<V>(values), std::move(msg_id), TaskId());
   }
-  void emit_direct(TaskId task, Values values, Value msg_id) {
-    emit_to(kDefaultStream, std::move(values), std::move(msg_id), task);
+  template <EmittedValues V = Values>
+  void emit_direct(TaskId task, V&& values) {
+    emit_values(kDefaultStream, std::forward<V>(values), Value(), task);
   }
-  void emit_direct(TaskId task, std::string_view stream, Values values, Value msg_id = Value()) {
-    emit_to(stream, std::move(values), std::move(msg_id), task);
+  template <EmittedValues V = Values>
+  void emit_direct(TaskId task, V&& values, Value msg_id) {
+    emit_values(kDefaultStream, std::forward<V>(values), std::move(msg_id), task);
+  }
+  template <EmittedValues V = Values>
+  void emit_direct(TaskId task, std::string_view stream, V&& values, Value msg_id = Value()) {
+    emit_values(stream, std::forward<V>(values), std::move(msg_id), task);
   }
 };
 
@@ -96,66 +137,91 @@ class OutputCollector {
   virtual void ack(const Tuple& input) = 0;
   virtual void fail(const Tuple& input) = 0;
   virtual void report_error(std::string_view message) = 0;
-  // What emit({...}) calls, as SpoutOutputCollector::emit_list.
+  // What emit({...}) and emit of a Values that is not a temporary call, as
+  // SpoutOutputCollector::emit_list.
   virtual void emit_list(std::string_view stream, const Tuple* const* anchors,
-                         std::size_t num_anchors, std::initializer_list<Value> values,
+                         std::size_t num_anchors, std::span<const Value> values,
                          TaskId direct_task) {
-    emit_to(stream, anchors, num_anchors, Values(values), direct_task);
+    emit_to(stream, anchors, num_anchors, Values(values.begin(), values.end()), direct_task);
+  }
+  // emit_to for a Values to move from, emit_list for one to copy.
+  template <EmittedValues V = Values>
+  void emit_values(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
+                   V&& values, TaskId direct_task) {
+    if constexpr (detail::kMovable<V>) {
+      emit_to(stream, anchors, num_anchors, std::move(values), direct_task);
+    } else {
+      emit_list(stream, anchors, num_anchors, std::span<const Value>(values.data(), values.size()),
+                direct_task);
+    }
   }
 
-  // A braced list ({word, 1}) picks these overloads; a Values the others.
+  // A braced list ({word, 1}) picks these overloads; a Values the others
+  // (EmittedValues).
   void emit(std::initializer_list<Value> values) {
-    emit_list(kDefaultStream, nullptr, 0, values, TaskId());
+    emit_list(kDefaultStream, nullptr, 0, detail::span_of(values), TaskId());
   }
   void emit(std::string_view stream, std::initializer_list<Value> values) {
-    emit_list(stream, nullptr, 0, values, TaskId());
+    emit_list(stream, nullptr, 0, detail::span_of(values), TaskId());
   }
   void emit(const Tuple& anchor, std::initializer_list<Value> values) {
     const Tuple* a = &anchor;
-    emit_list(kDefaultStream, &a, 1, values, TaskId());
+    emit_list(kDefaultStream, &a, 1, detail::span_of(values), TaskId());
   }
   void emit(std::string_view stream, const Tuple& anchor, std::initializer_list<Value> values) {
     const Tuple* a = &anchor;
-    emit_list(stream, &a, 1, values, TaskId());
+    emit_list(stream, &a, 1, detail::span_of(values), TaskId());
   }
   void emit(const std::vector<const Tuple*>& anchors, std::initializer_list<Value> values) {
-    emit_list(kDefaultStream, anchors.data(), anchors.size(), values, TaskId());
+    emit_list(kDefaultStream, anchors.data(), anchors.size(), detail::span_of(values), TaskId());
   }
   void emit(std::string_view stream, const std::vector<const Tuple*>& anchors,
             std::initializer_list<Value> values) {
-    emit_list(stream, anchors.data(), anchors.size(), values, TaskId());
+    emit_list(stream, anchors.data(), anchors.size(), detail::span_of(values), TaskId());
   }
-  void emit(Values values) { emit_to(kDefaultStream, nullptr, 0, std::move(values), TaskId()); }
-  void emit(std::string_view stream, Values values) {
-    emit_to(stream, nullptr, 0, std::move(values), TaskId());
+  template <EmittedValues V = Values>
+  void emit(V&& values) {
+    emit_values(kDefaultStream, nullptr, 0, std::forward<V>(values), TaskId());
   }
-  void emit(const Tuple& anchor, Values values) {
+  template <EmittedValues V = Values>
+  void emit(std::string_view stream, V&& values) {
+    emit_values(stream, nullptr, 0, std::forward<V>(values), TaskId());
+  }
+  template <EmittedValues V = Values>
+  void emit(const Tuple& anchor, V&& values) {
     const Tuple* a = &anchor;
-    emit_to(kDefaultStream, &a, 1, std::move(values), TaskId());
+    emit_values(kDefaultStream, &a, 1, std::forward<V>(values), TaskId());
   }
-  void emit(std::string_view stream, const Tuple& anchor, Values values) {
+  template <EmittedValues V = Values>
+  void emit(std::string_view stream, const Tuple& anchor, V&& values) {
     const Tuple* a = &anchor;
-    emit_to(stream, &a, 1, std::move(values), TaskId());
+    emit_values(stream, &a, 1, std::forward<V>(values), TaskId());
   }
-  void emit(const std::vector<const Tuple*>& anchors, Values values) {
-    emit_to(kDefaultStream, anchors.data(), anchors.size(), std::move(values), TaskId());
+  template <EmittedValues V = Values>
+  void emit(const std::vector<const Tuple*>& anchors, V&& values) {
+    emit_values(kDefaultStream, anchors.data(), anchors.size(), std::forward<V>(values), TaskId());
   }
-  void emit(std::string_view stream, const std::vector<const Tuple*>& anchors, Values values) {
-    emit_to(stream, anchors.data(), anchors.size(), std::move(values), TaskId());
+  template <EmittedValues V = Values>
+  void emit(std::string_view stream, const std::vector<const Tuple*>& anchors, V&& values) {
+    emit_values(stream, anchors.data(), anchors.size(), std::forward<V>(values), TaskId());
   }
-  void emit_direct(TaskId task, Values values) {
-    emit_to(kDefaultStream, nullptr, 0, std::move(values), task);
+  template <EmittedValues V = Values>
+  void emit_direct(TaskId task, V&& values) {
+    emit_values(kDefaultStream, nullptr, 0, std::forward<V>(values), task);
   }
-  void emit_direct(TaskId task, std::string_view stream, Values values) {
-    emit_to(stream, nullptr, 0, std::move(values), task);
+  template <EmittedValues V = Values>
+  void emit_direct(TaskId task, std::string_view stream, V&& values) {
+    emit_values(stream, nullptr, 0, std::forward<V>(values), task);
   }
-  void emit_direct(TaskId task, const Tuple& anchor, Values values) {
+  template <EmittedValues V = Values>
+  void emit_direct(TaskId task, const Tuple& anchor, V&& values) {
     const Tuple* a = &anchor;
-    emit_to(kDefaultStream, &a, 1, std::move(values), task);
+    emit_values(kDefaultStream, &a, 1, std::forward<V>(values), task);
   }
-  void emit_direct(TaskId task, std::string_view stream, const Tuple& anchor, Values values) {
+  template <EmittedValues V = Values>
+  void emit_direct(TaskId task, std::string_view stream, const Tuple& anchor, V&& values) {
     const Tuple* a = &anchor;
-    emit_to(stream, &a, 1, std::move(values), task);
+    emit_values(stream, &a, 1, std::forward<V>(values), task);
   }
 };
 
@@ -168,20 +234,26 @@ class BasicOutputCollector {
   BasicOutputCollector(OutputCollector& out, const Tuple& input) : out_(out), input_(&input) {}
 
   void emit(std::initializer_list<Value> values) {
-    out_.emit_list(kDefaultStream, &input_, 1, values, TaskId());
+    out_.emit_list(kDefaultStream, &input_, 1, detail::span_of(values), TaskId());
   }
   void emit(std::string_view stream, std::initializer_list<Value> values) {
-    out_.emit_list(stream, &input_, 1, values, TaskId());
+    out_.emit_list(stream, &input_, 1, detail::span_of(values), TaskId());
   }
-  void emit(Values values) { out_.emit_to(kDefaultStream, &input_, 1, std::move(values), TaskId()); }
-  void emit(std::string_view stream, Values values) {
-    out_.emit_to(stream, &input_, 1, std::move(values), TaskId());
+  template <EmittedValues V = Values>
+  void emit(V&& values) {
+    out_.emit_values(kDefaultStream, &input_, 1, std::forward<V>(values), TaskId());
   }
-  void emit_direct(TaskId task, Values values) {
-    out_.emit_to(kDefaultStream, &input_, 1, std::move(values), task);
+  template <EmittedValues V = Values>
+  void emit(std::string_view stream, V&& values) {
+    out_.emit_values(stream, &input_, 1, std::forward<V>(values), TaskId());
   }
-  void emit_direct(TaskId task, std::string_view stream, Values values) {
-    out_.emit_to(stream, &input_, 1, std::move(values), task);
+  template <EmittedValues V = Values>
+  void emit_direct(TaskId task, V&& values) {
+    out_.emit_values(kDefaultStream, &input_, 1, std::forward<V>(values), task);
+  }
+  template <EmittedValues V = Values>
+  void emit_direct(TaskId task, std::string_view stream, V&& values) {
+    out_.emit_values(stream, &input_, 1, std::forward<V>(values), task);
   }
   void report_error(std::string_view message) { out_.report_error(message); }
 
