@@ -75,7 +75,10 @@ Nimbus::Nimbus(CoordinationStore& store, BlobStore& blobs, NimbusOptions options
       start_ms_(options_.now_ms()),
       worker_tokens_(store_, paths_, options_.worker_token_life, logger_) {}
 
-Nimbus::~Nimbus() { stop(); }
+Nimbus::~Nimbus() {
+  watches_.close();
+  stop();
+}
 
 Status Nimbus::start(int port, int tls_port) {
   if (Status s = paths_.ensure_directories(store_); !s) return s;

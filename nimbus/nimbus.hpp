@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/blob_store.hpp"
+#include "common/callback_lifeline.hpp"
 #include "common/cluster_paths.hpp"
 #include "common/coordination_store.hpp"
 #include "common/leader_election.hpp"
@@ -270,6 +271,9 @@ class Nimbus {
   std::unique_ptr<LeaderElection> election_;
   std::uint64_t session_listener_ = 0;
   thrift::NimbusSummary self_;
+  // The store's watches reach this nimbus through it; closed first when it is
+  // destroyed (a watch may fire on the store's thread after that).
+  CallbackLifeline watches_;
 
   mutable std::mutex mutex_;
   std::condition_variable_any wake_;

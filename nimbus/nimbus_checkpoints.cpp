@@ -182,13 +182,13 @@ std::vector<std::string> Nimbus::wanted_checkpoint_parts(const std::string& topo
   }
   WatchCallback watch;
   if (arm) {
-    watch = [this, topology_id](const WatchEvent&) {
+    watch = watches_.guard([this, topology_id](const WatchEvent&) {
       {
         std::lock_guard lock(mutex_);
         checkpoints_watched_.erase(topology_id);
       }
       trigger();
-    };
+    });
   }
   auto node = read_thrift_node<thrift::CheckpointState>(store_, paths_.checkpoints(topology_id),
                                                         kStateType, std::move(watch));

@@ -62,26 +62,26 @@ void Nimbus::arm_watches() {
     supervisors_watched_ = topologies_watched_ = true;
   }
   if (arm_supervisors) {
-    auto s = store_.children(paths_.supervisors(), [this](const WatchEvent&) {
+    auto s = store_.children(paths_.supervisors(), watches_.guard([this](const WatchEvent&) {
       {
         std::lock_guard lock(mutex_);
         supervisors_watched_ = false;
       }
       trigger();
-    });
+    }));
     if (!s) {
       std::lock_guard lock(mutex_);
       supervisors_watched_ = false;
     }
   }
   if (arm_topologies) {
-    auto s = store_.children(paths_.topologies(), [this](const WatchEvent&) {
+    auto s = store_.children(paths_.topologies(), watches_.guard([this](const WatchEvent&) {
       {
         std::lock_guard lock(mutex_);
         topologies_watched_ = false;
       }
       trigger();
-    });
+    }));
     if (!s) {
       std::lock_guard lock(mutex_);
       topologies_watched_ = false;
@@ -169,7 +169,7 @@ bool Nimbus::replicated_enough(const thrift::TopologyRecord& record, std::int64_
   if (options_.min_replication <= 1) return true;
   // The watch wakes this leader as soon as a standby registers its copy.
   auto holders = store_.children(paths_.code_replicas(record.id),
-                                 [this](const WatchEvent&) { trigger(); });
+                                 watches_.guard([this](const WatchEvent&) { trigger(); }));
   const int have = holders ? static_cast<int>(holders->size()) : 0;
   if (have >= options_.min_replication) {
     if (replication_logged_.erase(record.id)) {

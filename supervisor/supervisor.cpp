@@ -66,7 +66,10 @@ Supervisor::Supervisor(SupervisorOptions options, CoordinationStore& store,
       paths_(options_.zookeeper_root),
       launcher_(options_, nimbus_, logger_) {}
 
-Supervisor::~Supervisor() { stop(); }
+Supervisor::~Supervisor() {
+  watches_.close();
+  stop();
+}
 
 Status Supervisor::start() {
   if (options_.id.empty()) {
@@ -305,14 +308,14 @@ void Supervisor::arm(const std::string& path, bool children) {
     std::lock_guard lock(mutex_);
     if (!armed_.insert(key).second) return;
   }
-  auto fired = [this, key](const WatchEvent&) {
+  auto fired = watches_.guard([this, key](const WatchEvent&) {
     {
       std::lock_guard lock(mutex_);
       armed_.erase(key);
       dirty_ = true;
     }
     wake_.notify_all();
-  };
+  });
   const bool ok = children ? store_.children(path, fired).is_ok() : store_.get(path, fired).is_ok();
   if (!ok) {
     std::lock_guard lock(mutex_);

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/callback_lifeline.hpp"
 #include "common/cluster_paths.hpp"
 #include "common/coordination_store.hpp"
 #include "common/key_value_store.hpp"
@@ -137,6 +138,9 @@ class Supervisor {
   std::chrono::steady_clock::time_point next_heartbeat_;
   std::uint64_t session_listener_ = 0;
   bool started_ = false;
+  // The store's watches reach this supervisor through it; closed first when
+  // it is destroyed (a watch may fire on the store's thread after that).
+  CallbackLifeline watches_;
   std::jthread thread_;
 };
 
