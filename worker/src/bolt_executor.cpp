@@ -31,19 +31,7 @@ class BoltExecutor::Collector final : public OutputCollector {
 
   void emit_to(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
                Values&& values, TaskId direct) override {
-    Emitter& em = ex_.emitter_;
-    const StreamRoute& route = em.route(stream, values, direct);
-    const auto targets = em.targets();
-    // The usual emit: one target, no tree to join (acking off, or no
-    // anchor). The rest out of line, so that this path saves few registers.
-    if (targets.size() == 1 && (num_anchors == 0 || !em.acking())) [[likely]] {
-      em.begin_tuple(targets[0], &route.info, task_, values, true);
-      em.commit();
-      bump(ex_.stats_.emitted);
-      bump(ex_.stats_.transferred);
-      return;
-    }
-    emit_anchored(route, targets, anchors, num_anchors, values);
+    send(ex_.emitter_.route(stream, values, direct), anchors, num_anchors, values);
   }
 
   // emit({...}) and emit of a Values to copy: the values are copied into
@@ -52,21 +40,30 @@ class BoltExecutor::Collector final : public OutputCollector {
   // them in a Values.
   void emit_list(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
                  std::span<const Value> values, TaskId direct) override {
-    Emitter& em = ex_.emitter_;
-    const StreamRoute* route = em.route_usual(stream, values.size(), direct);
+    const StreamRoute* route = ex_.emitter_.route_usual(stream, values.size(), direct);
     if (route == nullptr) {
       emit_to(stream, anchors, num_anchors, Values(values.begin(), values.end()), direct);
       return;
     }
+    send(*route, anchors, num_anchors, values);
+  }
+
+  // A routed emit. The usual one (one target, no tree to join: acking off,
+  // or no anchor) here, the rest out of line, so that this path saves few
+  // registers. `values`: a Values (moved into the last tuple) or a span.
+  template <typename V>
+  [[gnu::always_inline]] void send(const StreamRoute& route, const Tuple* const* anchors,
+                                   std::size_t num_anchors, V& values) {
+    Emitter& em = ex_.emitter_;
     const auto targets = em.targets();
     if (targets.size() == 1 && (num_anchors == 0 || !em.acking())) [[likely]] {
-      em.begin_tuple(targets[0], &route->info, task_, values);
+      em.begin_tuple(targets[0], &route.info, task_, values, true);
       em.commit();
       bump(ex_.stats_.emitted);
       bump(ex_.stats_.transferred);
       return;
     }
-    emit_anchored(*route, targets, anchors, num_anchors, values);
+    emit_anchored(route, targets, anchors, num_anchors, values);
   }
 
   // `values`: a Values (moved into the last tuple) or a span of a list's.

@@ -25,11 +25,30 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       : ex_(ex), task_index_(task_index), task_(task) {}
 
   void emit_to(std::string_view stream, Values&& values, Value msg_id, TaskId direct) override {
+    send(ex_.emitter_.route(stream, values, direct), values, std::move(msg_id));
+  }
+
+  // emit({...}) and emit of a Values to copy: the values are copied into
+  // each tuple sent, with no Values in between, whenever the stream is
+  // routed once (route_usual); any other emit goes through emit_to with
+  // them in a Values.
+  void emit_list(std::string_view stream, std::span<const Value> values, Value msg_id,
+                 TaskId direct) override {
+    const StreamRoute* route = ex_.emitter_.route_usual(stream, values.size(), direct);
+    if (route == nullptr) {
+      emit_to(stream, Values(values.begin(), values.end()), std::move(msg_id), direct);
+      return;
+    }
+    send(*route, values, std::move(msg_id));
+  }
+
+  // A routed emit. The usual unreliable one (one target) here, the rest out
+  // of line, so that this path saves few registers. `values`: a Values
+  // (moved into the last tuple) or a span.
+  template <typename V>
+  [[gnu::always_inline]] void send(const StreamRoute& route, V& values, Value&& msg_id) {
     Emitter& em = ex_.emitter_;
-    const StreamRoute& route = em.route(stream, values, direct);
     const auto targets = em.targets();
-    // The usual unreliable emit: one target. The rest out of line, so that
-    // this path saves few registers.
     if (targets.size() == 1 && msg_id.is_null()) [[likely]] {
       ++ex_.emits_;
       em.begin_tuple(targets[0], &route.info, task_, values, true);
@@ -40,31 +59,6 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       return;
     }
     emit_tracked(route, targets, values, std::move(msg_id));
-  }
-
-  // emit({...}) and emit of a Values to copy: the values are copied into
-  // each tuple sent, with no Values in between, whenever the stream is
-  // routed once (route_usual); any other emit goes through emit_to with
-  // them in a Values.
-  void emit_list(std::string_view stream, std::span<const Value> values, Value msg_id,
-                 TaskId direct) override {
-    Emitter& em = ex_.emitter_;
-    const StreamRoute* route = em.route_usual(stream, values.size(), direct);
-    if (route == nullptr) {
-      emit_to(stream, Values(values.begin(), values.end()), std::move(msg_id), direct);
-      return;
-    }
-    const auto targets = em.targets();
-    if (targets.size() == 1 && msg_id.is_null()) [[likely]] {
-      ++ex_.emits_;
-      em.begin_tuple(targets[0], &route->info, task_, values);
-      em.commit();
-      ex_.progressed_ = true;
-      bump(ex_.stats_.emitted);
-      bump(ex_.stats_.transferred);
-      return;
-    }
-    emit_tracked(*route, targets, values, std::move(msg_id));
   }
 
   // `values`: a Values (moved into the last tuple) or a span of a list's.

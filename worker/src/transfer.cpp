@@ -19,15 +19,16 @@ Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
       coalesce_at_(num_sinks, kNoEnvelope) {
   // No sink runs inline until bind_sinks (a Transfer that never binds, the
   // checkpoint uploader's, sends to queues only).
-  task_routes_.resize(task_sink->size());
-  for (std::size_t t = 0; t < task_routes_.size(); ++t) task_routes_[t].sink = (*task_sink)[t];
+  fill_routes(false);
 }
 
-void Transfer::bind_sinks() {
+void Transfer::bind_sinks() { fill_routes(true); }
+
+void Transfer::fill_routes(bool bound) {
   task_routes_.resize(task_sink_->size());
   for (std::size_t t = 0; t < task_routes_.size(); ++t) {
     const int d = (*task_sink_)[t];
-    TupleSink* sink = d >= 0 ? (*sinks_)[static_cast<std::size_t>(d)] : nullptr;
+    TupleSink* sink = bound && d >= 0 ? (*sinks_)[static_cast<std::size_t>(d)] : nullptr;
     task_routes_[t].sink = d;
     task_routes_[t].inline_sink = sink != nullptr && sink->runs_inline() ? sink : nullptr;
   }

@@ -109,6 +109,8 @@ class Transfer {
 
  private:
   bool push(int d);
+  // task_routes_ from *task_sink_; `bound`: with the sinks that run inline.
+  void fill_routes(bool bound);
   // Out of line, so that append() for a sink that runs inline needs no
   // registers saved. Both mark the sink dirty: flush() hands it on.
   Envelope& append_to_batch(int d, TaskId dest);
