@@ -31,7 +31,7 @@ class BoltExecutor::Collector final : public OutputCollector {
 
   void emit_to(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
                Values&& values, TaskId direct) override {
-    send(ex_.emitter_.route(stream, values, direct), anchors, num_anchors, values);
+    send<Values>(ex_.emitter_.route(stream, values, direct), anchors, num_anchors, values);
   }
 
   // emit({...}) and emit of a Values to copy: the values are copied into
@@ -45,7 +45,7 @@ class BoltExecutor::Collector final : public OutputCollector {
       emit_to(stream, anchors, num_anchors, Values(values.begin(), values.end()), direct);
       return;
     }
-    send(*route, anchors, num_anchors, values);
+    send<std::span<const Value>>(*route, anchors, num_anchors, values);
   }
 
   // A routed emit. The usual one (one target, no tree to join: acking off,
@@ -53,7 +53,7 @@ class BoltExecutor::Collector final : public OutputCollector {
   // registers. `values`: a Values (moved into the last tuple) or a span.
   template <typename V>
   [[gnu::always_inline]] void send(const StreamRoute& route, const Tuple* const* anchors,
-                                   std::size_t num_anchors, V& values) {
+                                   std::size_t num_anchors, EmittedArg<V> values) {
     Emitter& em = ex_.emitter_;
     const auto targets = em.targets();
     if (targets.size() == 1 && (num_anchors == 0 || !em.acking())) [[likely]] {
@@ -63,14 +63,14 @@ class BoltExecutor::Collector final : public OutputCollector {
       bump(ex_.stats_.transferred);
       return;
     }
-    emit_anchored(route, targets, anchors, num_anchors, values);
+    emit_anchored<V>(route, targets, anchors, num_anchors, values);
   }
 
   // `values`: a Values (moved into the last tuple) or a span of a list's.
   template <typename V>
   [[gnu::noinline]] void emit_anchored(const StreamRoute& route, std::span<const TaskId> targets,
                                        const Tuple* const* anchors, std::size_t num_anchors,
-                                       V& values) {
+                                       EmittedArg<V> values) {
     Emitter& em = ex_.emitter_;
     bump(ex_.stats_.emitted);
     const std::size_t n = targets.size();

@@ -25,7 +25,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       : ex_(ex), task_index_(task_index), task_(task) {}
 
   void emit_to(std::string_view stream, Values&& values, Value msg_id, TaskId direct) override {
-    send(ex_.emitter_.route(stream, values, direct), values, std::move(msg_id));
+    send<Values>(ex_.emitter_.route(stream, values, direct), values, std::move(msg_id));
   }
 
   // emit({...}) and emit of a Values to copy: the values are copied into
@@ -39,14 +39,14 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       emit_to(stream, Values(values.begin(), values.end()), std::move(msg_id), direct);
       return;
     }
-    send(*route, values, std::move(msg_id));
+    send<std::span<const Value>>(*route, values, std::move(msg_id));
   }
 
   // A routed emit. The usual unreliable one (one target) here, the rest out
   // of line, so that this path saves few registers. `values`: a Values
   // (moved into the last tuple) or a span.
   template <typename V>
-  [[gnu::always_inline]] void send(const StreamRoute& route, V& values, Value&& msg_id) {
+  [[gnu::always_inline]] void send(const StreamRoute& route, EmittedArg<V> values, Value&& msg_id) {
     Emitter& em = ex_.emitter_;
     const auto targets = em.targets();
     if (targets.size() == 1 && msg_id.is_null()) [[likely]] {
@@ -58,13 +58,13 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       bump(ex_.stats_.transferred);
       return;
     }
-    emit_tracked(route, targets, values, std::move(msg_id));
+    emit_tracked<V>(route, targets, values, std::move(msg_id));
   }
 
   // `values`: a Values (moved into the last tuple) or a span of a list's.
   template <typename V>
   [[gnu::noinline]] void emit_tracked(const StreamRoute& route, std::span<const TaskId> targets,
-                                      V& values, Value msg_id) {
+                                      EmittedArg<V> values, Value msg_id) {
     Emitter& em = ex_.emitter_;
     ++ex_.emits_;
     bump(ex_.stats_.emitted);

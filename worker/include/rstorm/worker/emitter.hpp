@@ -9,6 +9,7 @@
 #include <span>
 #include <stdexcept>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "rstorm/worker/topology_plan.hpp"
@@ -23,6 +24,16 @@ class EmitError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
+
+// How a collector's routed emit holds the values it sends: a Values by
+// reference (moved into the last tuple), a span of a braced list's or a
+// kept Values' by value. By value, the span stays in the registers it came
+// in: spilled to be passed by reference, its two words were read back as
+// one 16-byte load that no store could forward, which waited for every
+// store before it (the envelope just written) to reach the cache: a stall
+// on every emit.
+template <typename V>
+using EmittedArg = std::conditional_t<std::is_same_v<V, Values>, Values&, std::span<const Value>>;
 
 class Emitter {
  public:
