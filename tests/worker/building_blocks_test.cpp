@@ -11,6 +11,7 @@
 #include "rstorm/worker/bolt_executor.hpp"
 #include "rstorm/worker/receive_queue.hpp"
 #include "rstorm/worker/transfer.hpp"
+#include "tests/common/poll.hpp"
 
 namespace rstorm::worker {
 namespace {
@@ -123,6 +124,41 @@ TEST(ReceiveQueue, ParkedConsumerWakesForAForcedPushIntoTheOverflow) {
   }
   consumer.join();
   EXPECT_TRUE(got.load());
+}
+
+// A producer waiting for room with a long timeout is woken by the consumer
+// draining the ring to its low-water mark (half), and only then finds room
+// for many batches: it is not left to its timeout.
+TEST(ReceiveQueue, AProducerWaitingForRoomWakesWhenTheRingIsDownToHalf) {
+  ReceiveQueue q(8);
+  for (int i = 0; i < 8; ++i) {
+    Batch b = batch_of(0, i, 1);
+    ASSERT_TRUE(q.try_push(b));
+  }
+  std::atomic<int> pushed{0};
+  std::atomic<bool> waiting{false};
+  std::thread producer([&] {
+    for (int i = 8; i < 12; ++i) {
+      Batch b = batch_of(0, i, 1);
+      while (!q.try_push(b)) {
+        waiting = true;
+        q.wait_for_space(std::chrono::seconds(120));
+      }
+      ++pushed;
+    }
+  });
+  ASSERT_TRUE(testing::eventually([&] { return waiting.load(); }));
+  // Drain everything in order; the producer's four batches come after the
+  // eight (it can only push once there is room, and it is woken for it).
+  Batch out;
+  std::vector<std::uint64_t> roots;
+  ASSERT_TRUE(testing::eventually([&] {
+    while (q.try_pop(out)) roots.push_back(out.front().root());
+    return roots.size() == 12;
+  }));
+  producer.join();
+  EXPECT_EQ(pushed.load(), 4);
+  for (std::size_t i = 0; i < roots.size(); ++i) EXPECT_EQ(roots[i], i);
 }
 
 // Checks `table` against `model` entry by entry, and the other way round.

@@ -90,9 +90,14 @@ bool ReceiveQueue::try_pop(Batch& out) {
   dequeue_pos_.store(pos + 1, std::memory_order_relaxed);
   std::swap(out, slot->batch);  // leaves the finished batch for the next producer to clear
   // seq_cst, paired with wait_for_space(): either the producer sees the free
-  // slot or we see it waiting.
+  // slot or we see it waiting. A waiting producer is woken once the ring is
+  // down to half (the low-water mark): the batches still queued keep this
+  // consumer busy while the producer refills, and it is woken once per half
+  // a ring rather than once per batch. If the ring stops draining above the
+  // mark, the producer's own timeout has it look again.
   slot->sequence.store(pos + mask_ + 1, std::memory_order_seq_cst);
-  if (waiting_producers_.load(std::memory_order_seq_cst) > 0) {
+  if (waiting_producers_.load(std::memory_order_seq_cst) > 0 &&
+      enqueue_pos_.load(std::memory_order_relaxed) - (pos + 1) <= (mask_ + 1) / 2) {
     { std::lock_guard lock(space_mutex_); }
     space_cv_.notify_all();
   }

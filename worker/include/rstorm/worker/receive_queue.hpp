@@ -77,9 +77,14 @@ class ReceiveQueue final : public TupleSink {
   void force_push(Batch& batch) override { push_or_overflow(batch); }
   // Swaps the oldest batch into `out`; the batch `out` held (finished with)
   // goes to the next producer to use this slot, which clears and reuses it.
-  // Wakes producers waiting for space. false when empty.
+  // Wakes producers waiting for space once the ring is down to half its
+  // capacity (or the overflow emptied), not at every slot freed: a woken
+  // producer then has room for many batches, where waking it per slot made
+  // it and the consumer trade the core a batch at a time (a futex wake and
+  // two context switches per batch). false when empty.
   bool try_pop(Batch& out);
-  // For producers: sleeps until the consumer frees a slot, or `timeout`.
+  // For producers: sleeps until the consumer has drained the queue to half
+  // its capacity, or `timeout` (check for room again either way).
   void wait_for_space(std::chrono::microseconds timeout) override;
   // The ring is full, or something waits in the overflow.
   bool full() const;
