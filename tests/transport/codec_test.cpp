@@ -357,8 +357,46 @@ TEST_F(Codec, TupleOnAStreamThePlanDoesNotHaveIsNotEncoded) {
   batch.push_back(std::move(bad));
   batch.push_back(data_envelope(*plan_, 3, 2));
   FrameEncoder enc;
+  worker::Batch before{data_envelope(*plan_, 4, 7)};
+  ASSERT_EQ(enc.add_tuples(index_, before, 256), 1u);
   EXPECT_EQ(enc.add_tuples(index_, batch, 256), 2u);
   EXPECT_EQ(enc.unencodable(), std::vector<std::size_t>{1});
+
+  // The frame written before is kept whole, and the batch's frame holds the
+  // two others: the bytes of encoding them alone.
+  FrameEncoder alone;
+  worker::Batch good{data_envelope(*plan_, 3, 1), data_envelope(*plan_, 3, 2)};
+  ASSERT_EQ(alone.add_tuples(index_, before, 256), 1u);
+  ASSERT_EQ(alone.add_tuples(index_, good, 256), 2u);
+  EXPECT_TRUE(alone.unencodable().empty());
+  EXPECT_EQ(frames_of(enc), frames_of(alone));
+  ASSERT_EQ(frames_of(enc).size(), 2u);
+}
+
+TEST_F(Codec, FramesOfValuesLargerThanTheEncodersRoomRoundTrip) {
+  // Strings of 3 to 40 KB: frames of several envelopes outgrow the room the
+  // encoder asks for at a time, some envelopes alone outgrow it.
+  worker::Batch batch;
+  for (int i = 0; i < 24; ++i) {
+    worker::Envelope e;
+    e.dest = TaskId(3 + i % 2);
+    const std::size_t n = 3000 + static_cast<std::size_t>(i) * 1700;
+    e.tuple =
+        Tuple(stream_info(*plan_, "default"), TaskId(kSrcTask),
+              Values{Value(i), Value(std::string(n, static_cast<char>('a' + i))), Value(i * 0.25)});
+    batch.push_back(std::move(e));
+  }
+  auto out = round_trip(batch, 5);
+  ASSERT_EQ(out.size(), 5u);
+  std::size_t k = 0;
+  for (const worker::Batch& b : out) {
+    for (const worker::Envelope& e : b) {
+      EXPECT_EQ(e.dest, batch[k].dest);
+      EXPECT_EQ(e.tuple.values(), batch[k].tuple.values()) << "envelope " << k;
+      ++k;
+    }
+  }
+  EXPECT_EQ(k, batch.size());
 }
 
 // ------------------------------------------------ generated-struct equivalence

@@ -20,6 +20,19 @@ using apache::thrift::transport::TMemoryBuffer;
 namespace tp = apache::thrift::protocol;
 using Protocol = TCompactProtocolT<TMemoryBuffer>;
 
+// The encoder's buffer: a TMemoryBuffer that can also drop the bytes written
+// after a point (an optimistic encoding that met an envelope it cannot
+// encode).
+class EncodeBuffer : public TMemoryBuffer {
+ public:
+  explicit EncodeBuffer(std::uint32_t size) : TMemoryBuffer(size) {}
+  // Keeps the first `size` bytes written. REQUIRES: size <= available_read().
+  void truncate(std::uint32_t size) {
+    wBase_ = rBase_ + size;
+    if (rBound_ > wBase_) rBound_ = wBase_;
+  }
+};
+
 // Field ids of data_plane.thrift.
 constexpr std::int16_t kFrameTuples = 4;
 constexpr std::int16_t kBatchEnvelopes = 1;
@@ -264,7 +277,7 @@ struct CompactReader {
 // ---------------------------------------------------------------- encoder
 
 struct FrameEncoder::State {
-  std::shared_ptr<TMemoryBuffer> buffer = std::make_shared<TMemoryBuffer>(64 * 1024);
+  std::shared_ptr<EncodeBuffer> buffer = std::make_shared<EncodeBuffer>(64 * 1024);
   Protocol proto{buffer};
   std::vector<std::int32_t> stream_indices;  // per envelope of the batch being encoded
   std::vector<std::size_t> unencodable;
@@ -368,6 +381,61 @@ struct FrameEncoder::State {
     w.byte(kStop);
   }
 
+  // The frames of add_tuples in one pass over the batch, each envelope's
+  // stream index looked up, its room made and its bytes written while it is
+  // in cache. Returns false, with nothing written, at the first envelope
+  // whose stream the plan does not know: the caller takes the way that skips
+  // and lists those.
+  bool write_tuple_frames(const PlanIndex& index, const worker::Batch& batch,
+                          std::size_t max_per_frame) {
+    const std::uint32_t kept = buffer->available_read();
+    const StreamInfo* last_info = nullptr;
+    std::int32_t last_index = -1;
+    std::size_t begin = 0;
+    while (begin < batch.size()) {
+      const std::size_t end = std::min(batch.size(), begin + max_per_frame);
+      const std::uint32_t start = begin_frame();
+      std::uint8_t* from = buffer->getWritePtr(kFrameRoom);
+      std::uint8_t* limit = from + buffer->available_write();
+      CompactWriter w{from};
+      w.byte(kTuplesHeader);
+      w.byte(kEnvelopesHeader);
+      w.list(end - begin, kCompactStruct);
+      for (std::size_t i = begin; i < end; ++i) {
+        const worker::Envelope& e = batch[i];
+        std::int32_t stream = 0;
+        if (e.kind == worker::MessageKind::kTuple) {
+          const StreamInfo* info = e.tuple.source();
+          if (info != last_info || info == nullptr) {
+            last_info = info;
+            last_index = index.stream_index(info);
+          }
+          if (last_index < 0) {
+            buffer->truncate(kept);
+            return false;
+          }
+          stream = last_index;
+        }
+        const std::size_t room = envelope_bound(e) + 2;  // and the two stops
+        if (static_cast<std::size_t>(limit - w.p) < room) [[unlikely]] {
+          buffer->wroteBytes(static_cast<std::uint32_t>(w.p - from));
+          from = w.p = buffer->getWritePtr(static_cast<std::uint32_t>(std::max(room, kFrameRoom)));
+          limit = from + buffer->available_write();
+        }
+        write_envelope(w, e, stream);
+      }
+      w.byte(kStop);  // TupleBatch's
+      w.byte(kStop);  // Frame's
+      buffer->wroteBytes(static_cast<std::uint32_t>(w.p - from));
+      end_frame(start);
+      begin = end;
+    }
+    return true;
+  }
+  // Room asked for at a time by write_tuple_frames: the headers, and most
+  // frames whole.
+  static constexpr std::size_t kFrameRoom = 16 * 1024;
+
   // One Frame { tuples: TupleBatch { envelopes: [...] } } of the envelopes
   // [begin, end) of `batch` that have a stream index.
   void write_tuple_frame(const worker::Batch& batch, std::size_t begin, std::size_t end,
@@ -409,6 +477,10 @@ std::size_t FrameEncoder::size() const { return s_->buffer->available_read(); }
 std::size_t FrameEncoder::add_tuples(const PlanIndex& index, const worker::Batch& batch,
                                      std::size_t max_per_frame) {
   if (max_per_frame == 0) max_per_frame = 1;
+  s_->unencodable.clear();
+  if (s_->write_tuple_frames(index, batch, max_per_frame)) return batch.size();
+  // Some envelope's stream is unknown: a pass to find them all, then frames
+  // of the others.
   auto& streams = s_->stream_indices;
   streams.resize(batch.size());
   const StreamInfo* last_info = nullptr;
