@@ -590,6 +590,86 @@ TEST_F(Codec, LongListsAndWideVarintsAreTheBytesOfTheGeneratedStructs) {
   }
 }
 
+// Runs of envelopes alike up to their values (destination, kind, source,
+// stream, number of values), each run ended by a change of one of them, with
+// acking messages among the tuples: the bytes are the generated structs'
+// for every envelope, whatever the one before it.
+TEST_F(Codec, EnvelopesAlikeUpToTheirValuesAreTheBytesOfTheGeneratedStructs) {
+  std::mt19937_64 rng(20261129);
+  worker::Batch batch;
+  worker::Envelope model;
+  model.dest = TaskId(3);
+  model.tuple = Tuple(stream_info(*plan_, "default"), TaskId(kSrcTask), Values{Value(1)});
+  while (batch.size() < 600) {
+    switch (rng() % 6) {
+      case 0:
+        model.dest = TaskId(1 + static_cast<std::int32_t>(rng() % 6));
+        break;
+      case 1:
+        model.tuple.set_source(stream_info(*plan_, rng() % 2 ? "default" : "side"),
+                               model.tuple.source_task());
+        break;
+      case 2:
+        model.tuple.set_source(
+            model.tuple.source(),
+            TaskId(rng() % 2 ? kSrcTask : static_cast<std::int32_t>(rng() % 200)));
+        break;
+      case 3:
+        model.tuple.mutable_values().resize(rng() % 20, Value(0));
+        break;
+      default:
+        break;  // the same prefix again
+    }
+    const std::size_t run = 1 + rng() % 12;
+    for (std::size_t r = 0; r < run; ++r) {
+      worker::Envelope e;
+      if (rng() % 10 == 0) {
+        e.dest = TaskId(testing::kAckerTask);
+        e.set_control(worker::MessageKind::kAck, rng() | 1, rng(),
+                      TaskId(static_cast<std::int32_t>(rng() % 5)));
+      } else {
+        e.dest = model.dest;
+        Values values;
+        for (std::size_t k = 0; k < model.tuple.values().size(); ++k) {
+          values.emplace_back(static_cast<std::int64_t>(rng() >> (rng() % 64)));
+        }
+        e.tuple = Tuple(model.tuple.source(), model.tuple.source_task(), std::move(values));
+        if (rng() % 3 == 0) e.tuple.mutable_anchors().xor_in(rng() | 1, rng());
+      }
+      batch.push_back(std::move(e));
+    }
+  }
+  FrameEncoder enc;
+  ASSERT_EQ(enc.add_tuples(index_, batch, 50), batch.size());
+  const auto frames = frames_of(enc);
+  ASSERT_EQ(frames.size(), (batch.size() + 49) / 50);
+  for (std::size_t f = 0; f < frames.size(); ++f) {
+    wire::TupleBatch tb;
+    for (std::size_t i = f * 50; i < std::min(batch.size(), f * 50 + 50); ++i) {
+      const worker::Envelope& e = batch[i];
+      const bool tuple = e.kind == worker::MessageKind::kTuple;
+      wire::Envelope we;
+      we.__set_dest_task(e.dest.value);
+      we.__set_kind(static_cast<std::int8_t>(e.kind));
+      we.__set_source_task(e.tuple.source_task().value);
+      we.__set_stream_index(tuple ? index_.stream_index(e.tuple.source()) : 0);
+      for (const Value& v : e.tuple.values()) {
+        wire::Value wv;
+        wv.__set_int_value(v.as_int());
+        we.values.push_back(wv);
+      }
+      for (std::size_t k = 0; k < e.tuple.anchors().size(); ++k) {
+        we.anchors.push_back(static_cast<std::int64_t>(e.tuple.anchors()[k].root));
+        we.anchors.push_back(static_cast<std::int64_t>(e.tuple.anchors()[k].edge));
+      }
+      tb.envelopes.push_back(we);
+    }
+    wire::Frame frame;
+    frame.__set_tuples(tb);
+    ASSERT_EQ(frames[f], generated_bytes(frame)) << "frame " << f;
+  }
+}
+
 // Integers and anchor ids of every varint length (1 to 10 bytes), each at
 // the start, the middle and the end of a frame (where fewer than ten bytes
 // are left to read): the encoder writes the generated structs' bytes, and

@@ -353,10 +353,22 @@ struct FrameEncoder::State {
     w.byte(kStop);
   }
 
-  // Envelope's fields 1 to 6, in order, each one id after the last.
-  RSTORM_INLINE static void write_envelope(CompactWriter& w, const worker::Envelope& e,
-                                           std::int32_t stream_index) {
-    const bool tuple = e.kind == worker::MessageKind::kTuple;
+  // An envelope's bytes up to its values: fields 1 to 4 and the values'
+  // list header, 27 bytes at most. Envelopes in a row with the same
+  // destination, kind, source, stream and number of values (most of a
+  // batch) share them: write_envelope copies them as one fixed-size block.
+  struct Prefix {
+    std::int32_t dest = -1;
+    worker::MessageKind kind = worker::MessageKind::kTuple;
+    std::int32_t source_task = 0;
+    std::int32_t stream = 0;
+    std::size_t values = 0;
+    std::uint8_t length = 0;  // 0: none kept
+    std::uint8_t bytes[32];
+  };
+
+  RSTORM_INLINE static void write_prefix(CompactWriter& w, const worker::Envelope& e,
+                                         std::int32_t stream, std::size_t values) {
     w.byte(field_header(1, kCompactI32));
     w.i32(e.dest.value);
     w.byte(field_header(1, kCompactByte));
@@ -364,10 +376,38 @@ struct FrameEncoder::State {
     w.byte(field_header(1, kCompactI32));
     w.i32(e.tuple.source_task().value);
     w.byte(field_header(1, kCompactI32));
-    w.i32(tuple ? stream_index : 0);
+    w.i32(stream);
     w.byte(field_header(1, kCompactList));
+    w.list(values, kCompactStruct);
+  }
+
+  // Envelope's fields 1 to 6, in order, each one id after the last. With
+  // `last`, the prefix is copied when it matches and kept otherwise.
+  // REQUIRES: 32 bytes of room at least (every envelope_bound is more).
+  RSTORM_INLINE static void write_envelope(CompactWriter& w, const worker::Envelope& e,
+                                           std::int32_t stream_index, Prefix* last = nullptr) {
+    const bool tuple = e.kind == worker::MessageKind::kTuple;
     const Values& values = e.tuple.values();
-    w.list(tuple ? values.size() : 0, kCompactStruct);
+    const std::int32_t stream = tuple ? stream_index : 0;
+    const std::size_t n = tuple ? values.size() : 0;
+    if (last == nullptr) {
+      write_prefix(w, e, stream, n);
+    } else if (last->length > 0 && last->dest == e.dest.value && last->kind == e.kind &&
+               last->source_task == e.tuple.source_task().value && last->stream == stream &&
+               last->values == n) {
+      std::memcpy(w.p, last->bytes, sizeof last->bytes);
+      w.p += last->length;
+    } else {
+      std::uint8_t* const at = w.p;
+      write_prefix(w, e, stream, n);
+      last->dest = e.dest.value;
+      last->kind = e.kind;
+      last->source_task = e.tuple.source_task().value;
+      last->stream = stream;
+      last->values = n;
+      last->length = static_cast<std::uint8_t>(w.p - at);
+      std::memcpy(last->bytes, at, last->length);
+    }
     if (tuple) {
       for (const Value& v : values) write_value(w, v);
     }
@@ -389,6 +429,7 @@ struct FrameEncoder::State {
   bool write_tuple_frames(const PlanIndex& index, const worker::Batch& batch,
                           std::size_t max_per_frame) {
     const std::uint32_t kept = buffer->available_read();
+    Prefix prefix;
     const StreamInfo* last_info = nullptr;
     std::int32_t last_index = -1;
     std::size_t begin = 0;
@@ -422,7 +463,7 @@ struct FrameEncoder::State {
           from = w.p = buffer->getWritePtr(static_cast<std::uint32_t>(std::max(room, kFrameRoom)));
           limit = from + buffer->available_write();
         }
-        write_envelope(w, e, stream);
+        write_envelope(w, e, stream, &prefix);
       }
       w.byte(kStop);  // TupleBatch's
       w.byte(kStop);  // Frame's
