@@ -311,18 +311,30 @@ struct FrameEncoder::State {
   // varints (20); a value a header, a stop and at most 10 more bytes (12)
   // besides a string's own bytes.
   static std::size_t envelope_bound(const worker::Envelope& e) {
-    std::size_t n = 35 + 20 * e.tuple.anchors().size();
+    std::size_t n = scalar_bound(e);
     if (e.kind == worker::MessageKind::kTuple) {
       for (const Value& v : e.tuple.values()) {
-        n += 12;
         if (v.type() == ValueType::kString) n += v.as_string().size();
         if (v.type() == ValueType::kBytes) n += v.as_bytes().size();
       }
     }
     return n;
   }
+  // envelope_bound without the strings' and bytes' own bytes, found
+  // without a look at the values.
+  static std::size_t scalar_bound(const worker::Envelope& e) {
+    return 35 + 20 * e.tuple.anchors().size() + 12 * e.tuple.values().size();
+  }
 
-  RSTORM_INLINE static void write_value(CompactWriter& w, const Value& v) {
+  // Called before the bytes of a string or bytes value of `n` bytes are
+  // written: make_room(w, n). NoRoomToMake: the room was made beforehand.
+  struct NoRoomToMake {
+    void operator()(CompactWriter&, std::size_t) const {}
+  };
+
+  template <typename MakeRoom = NoRoomToMake>
+  RSTORM_INLINE static void write_value(CompactWriter& w, const Value& v,
+                                        const MakeRoom& make_room = {}) {
     switch (v.type()) {
       case ValueType::kNull:
         w.byte(field_header(kNullValue, kCompactStruct));
@@ -342,10 +354,12 @@ struct FrameEncoder::State {
         break;
       }
       case ValueType::kString:
+        make_room(w, v.as_string().size());
         w.byte(field_header(kStringValue, kCompactBinary));
         w.bytes(v.as_string().data(), v.as_string().size());
         break;
       case ValueType::kBytes:
+        make_room(w, v.as_bytes().size());
         w.byte(field_header(kBytesValue, kCompactBinary));
         w.bytes(v.as_bytes().data(), v.as_bytes().size());
         break;
@@ -384,8 +398,10 @@ struct FrameEncoder::State {
   // Envelope's fields 1 to 6, in order, each one id after the last. With
   // `last`, the prefix is copied when it matches and kept otherwise.
   // REQUIRES: 32 bytes of room at least (every envelope_bound is more).
+  template <typename MakeRoom = NoRoomToMake>
   RSTORM_INLINE static void write_envelope(CompactWriter& w, const worker::Envelope& e,
-                                           std::int32_t stream_index, Prefix* last = nullptr) {
+                                           std::int32_t stream_index, Prefix* last = nullptr,
+                                           const MakeRoom& make_room = {}) {
     const bool tuple = e.kind == worker::MessageKind::kTuple;
     const Values& values = e.tuple.values();
     const std::int32_t stream = tuple ? stream_index : 0;
@@ -409,7 +425,7 @@ struct FrameEncoder::State {
       std::memcpy(last->bytes, at, last->length);
     }
     if (tuple) {
-      for (const Value& v : values) write_value(w, v);
+      for (const Value& v : values) write_value(w, v, make_room);
     }
     w.byte(field_header(1, kCompactList));
     const MessageAnchors& anchors = e.tuple.anchors();
@@ -457,13 +473,19 @@ struct FrameEncoder::State {
           }
           stream = last_index;
         }
-        const std::size_t room = envelope_bound(e) + 2;  // and the two stops
-        if (static_cast<std::size_t>(limit - w.p) < room) [[unlikely]] {
-          buffer->wroteBytes(static_cast<std::uint32_t>(w.p - from));
-          from = w.p = buffer->getWritePtr(static_cast<std::uint32_t>(std::max(room, kFrameRoom)));
-          limit = from + buffer->available_write();
-        }
-        write_envelope(w, e, stream, &prefix);
+        // Room for all but its strings' and bytes' own bytes, and the two
+        // stops; before each string, room for it and all that may follow.
+        const std::size_t room = scalar_bound(e) + 2;
+        const auto make_room = [&](CompactWriter& at, std::size_t more) {
+          if (static_cast<std::size_t>(limit - at.p) < room + more) [[unlikely]] {
+            buffer->wroteBytes(static_cast<std::uint32_t>(at.p - from));
+            from = at.p =
+                buffer->getWritePtr(static_cast<std::uint32_t>(std::max(room + more, kFrameRoom)));
+            limit = from + buffer->available_write();
+          }
+        };
+        make_room(w, 0);
+        write_envelope(w, e, stream, &prefix, make_room);
       }
       w.byte(kStop);  // TupleBatch's
       w.byte(kStop);  // Frame's
