@@ -670,6 +670,95 @@ TEST_F(Codec, EnvelopesAlikeUpToTheirValuesAreTheBytesOfTheGeneratedStructs) {
   }
 }
 
+// The decoder takes an envelope that starts with the bytes of the last
+// tuple it accepted in the frame as the same destination, source and stream:
+// runs alike up to their values, ended by a change of destination, stream
+// or number of values, with acking messages among them, read without
+// Thrift, are what Thrift's reader finds.
+TEST_F(Codec, EnvelopesAlikeUpToTheirValuesDecodeAsThriftReadsThem) {
+  std::mt19937_64 rng(1129);
+  const std::int32_t dests[] = {1, 2, 3, 4, 6};
+  auto plan = make_test_plan();
+  PlanIndex index(*plan);
+  const std::vector<char> local(7, 1);  // every task runs here
+  worker::Batch batch;
+  std::int32_t dest = 3;
+  const char* stream = "default";
+  std::size_t num_values = 3;
+  while (batch.size() < 1000) {
+    switch (rng() % 5) {
+      case 0:
+        dest = dests[rng() % 5];
+        break;  // tasks of the plan
+      case 1:
+        stream = rng() % 2 ? "default" : "side";
+        break;
+      case 2:
+        num_values = rng() % 20;
+        break;
+      default:
+        break;
+    }
+    const std::size_t run = 1 + rng() % 12;
+    for (std::size_t r = 0; r < run; ++r) {
+      worker::Envelope e;
+      if (rng() % 10 == 0) {
+        e.dest = TaskId(testing::kAckerTask);
+        e.set_control(worker::MessageKind::kAck, rng() | 1, rng(),
+                      TaskId(static_cast<std::int32_t>(1 + rng() % 5)));
+      } else {
+        e.dest = TaskId(dest);
+        Values values;
+        for (std::size_t k = 0; k < num_values; ++k) {
+          if (rng() % 4 == 0) {
+            values.emplace_back(std::string(rng() % 40, 'w'));
+          } else {
+            values.emplace_back(static_cast<std::int64_t>(rng() >> (rng() % 64)));
+          }
+        }
+        e.tuple = Tuple(stream_info(*plan, stream), TaskId(testing::kSrcTask), std::move(values));
+        for (std::uint64_t a = rng() % 3; a > 0; --a) {
+          e.tuple.mutable_anchors().xor_in(rng() | 1, rng());
+        }
+      }
+      batch.push_back(std::move(e));
+    }
+  }
+  FrameEncoder enc;
+  ASSERT_EQ(enc.add_tuples(index, batch, 64), batch.size());
+  FrameDecoder dec(index, &local);
+  worker::Batch fast, thrift;
+  ControlMessage c;
+  for (const std::string& f : frames_of(enc)) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(f.data());
+    ASSERT_TRUE(dec.decode(data, f.size(), fast, c).is_ok());
+  }
+  EXPECT_EQ(dec.frames_read_by_thrift(), 0u);
+  for (const std::string& f : frames_of(enc)) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(f.data());
+    ASSERT_TRUE(dec.decode_with_thrift(data, f.size(), thrift, c).is_ok());
+  }
+  ASSERT_EQ(fast.size(), batch.size());
+  ASSERT_EQ(thrift.size(), batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    for (const worker::Batch* got : {&fast, &thrift}) {
+      const worker::Envelope& e = (*got)[i];
+      ASSERT_EQ(e.dest, batch[i].dest) << i;
+      ASSERT_EQ(e.kind, batch[i].kind) << i;
+      ASSERT_EQ(e.tuple.source_task(), batch[i].tuple.source_task()) << i;
+      if (e.kind == worker::MessageKind::kTuple) {
+        ASSERT_EQ(e.tuple.source(), batch[i].tuple.source()) << i;
+      }
+      ASSERT_EQ(e.tuple.values(), batch[i].tuple.values()) << i;
+      ASSERT_EQ(e.tuple.anchors().size(), batch[i].tuple.anchors().size()) << i;
+      for (std::size_t k = 0; k < e.tuple.anchors().size(); ++k) {
+        ASSERT_EQ(e.tuple.anchors()[k].root, batch[i].tuple.anchors()[k].root) << i;
+        ASSERT_EQ(e.tuple.anchors()[k].edge, batch[i].tuple.anchors()[k].edge) << i;
+      }
+    }
+  }
+}
+
 // Integers and anchor ids of every varint length (1 to 10 bytes), each at
 // the start, the middle and the end of a frame (where fewer than ten bytes
 // are left to read): the encoder writes the generated structs' bytes, and

@@ -840,8 +840,11 @@ struct FrameDecoder::State {
   // validate() inlined for the usual envelope: a tuple for a task this
   // worker runs, on a stream its source declares. Anything else (or a
   // decoder without `local`) goes through validate(), which names the fault.
-  RSTORM_INLINE void accept(worker::Envelope& e, std::int32_t dest, std::int8_t kind,
-                            std::int32_t source, std::int32_t stream) {
+  // Returns the stream of a tuple for a task of this worker, accepted at
+  // once; nullptr when the envelope took validate() (which throws on what
+  // is wrong with it).
+  RSTORM_INLINE const StreamInfo* accept(worker::Envelope& e, std::int32_t dest, std::int8_t kind,
+                                         std::int32_t source, std::int32_t stream) {
     const auto d = static_cast<std::size_t>(static_cast<std::uint32_t>(dest));
     if (kind == 0 && local != nullptr && d < local->size() && (*local)[d] != 0 &&
         index.is_task(TaskId(dest))) {
@@ -849,10 +852,11 @@ struct FrameDecoder::State {
         e.dest = TaskId(dest);
         e.kind = worker::MessageKind::kTuple;
         e.tuple.set_source(info, TaskId(source));
-        return;
+        return info;
       }
     }
     validate(e, dest, kind, source, stream);
+    return nullptr;
   }
 
   void validate(worker::Envelope& e, std::int32_t dest, std::int8_t kind, std::int32_t source,
@@ -960,9 +964,70 @@ struct FrameDecoder::State {
   // Reads one envelope from `p`; returns where it ends. Both writers (ours,
   // write_envelope, and Thrift's generated one) write the six fields in
   // order, each header one id after the last; read so, in a straight line.
+  // The bytes of the last tuple envelope's fields 1 to 4 and values' list
+  // header (27 at most, as the encoder's Prefix), with what they meant once
+  // accepted: an envelope of the frame that starts with the same bytes is
+  // the same destination, source and stream, already checked (a sender
+  // writes most of a batch so).
+  struct AcceptedPrefix {
+    std::uint64_t words[4] = {};  // the bytes, zero past `length`
+    std::uint64_t masks[4] = {};  // 0xFF for each byte within `length`
+    std::size_t length = 0;       // 0: none
+    std::int32_t dest = 0;
+    std::int32_t source = 0;
+    std::size_t values = 0;
+    const StreamInfo* info = nullptr;
+  };
+  static constexpr std::size_t kPrefixWords = 4;
+  AcceptedPrefix prefix;  // reset at each frame
+
+  // `p` starts with the accepted prefix's bytes. REQUIRES: 32 bytes from p.
+  RSTORM_INLINE bool starts_with_prefix(const std::uint8_t* p) const {
+    std::uint64_t diff = 0;
+    for (std::size_t i = 0; i < kPrefixWords; ++i) {
+      std::uint64_t w;
+      std::memcpy(&w, p + 8 * i, 8);
+      diff |= (w ^ prefix.words[i]) & prefix.masks[i];
+    }
+    return diff == 0;
+  }
+
+  void keep_prefix(const std::uint8_t* from, std::size_t length, std::int32_t dest,
+                   std::int32_t source, std::size_t values, const StreamInfo* info) {
+    std::uint8_t bytes[8 * kPrefixWords] = {};
+    std::uint8_t masks[8 * kPrefixWords] = {};
+    std::memcpy(bytes, from, length);
+    std::memset(masks, 0xFF, length);
+    std::memcpy(prefix.words, bytes, sizeof bytes);
+    std::memcpy(prefix.masks, masks, sizeof masks);
+    prefix.length = length;
+    prefix.dest = dest;
+    prefix.source = source;
+    prefix.values = values;
+    prefix.info = info;
+  }
+
   const std::uint8_t* fast_envelope(const std::uint8_t* p, const std::uint8_t* end,
                                     worker::Envelope& e) {
     CompactReader r{p, end};
+    if (prefix.length > 0 && r.left() >= 8 * kPrefixWords && starts_with_prefix(r.p)) {
+      r.p += prefix.length;
+      if (const std::size_t n = prefix.values; n > 0) {
+        Values& values = e.tuple.mutable_values();
+        values.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) fast_value(r, values);
+      }
+      if (r.byte() != field_header(1, kCompactList)) throw NotCanonical{};
+      if (const std::size_t n = r.list(kCompactI64); n > 0) {
+        if (n % 2 != 0) throw NotCanonical{};
+        read_tuple_anchors(r, n, e.tuple.mutable_anchors());
+      }
+      if (r.byte() != kStop) throw NotCanonical{};
+      e.dest = TaskId(prefix.dest);
+      e.kind = worker::MessageKind::kTuple;
+      e.tuple.set_source(prefix.info, TaskId(prefix.source));
+      return r.p;
+    }
     if (r.byte() != field_header(1, kCompactI32)) throw NotCanonical{};
     const std::int32_t dest = r.i32();
     if (r.byte() != field_header(1, kCompactByte)) throw NotCanonical{};
@@ -972,7 +1037,9 @@ struct FrameDecoder::State {
     if (r.byte() != field_header(1, kCompactI32)) throw NotCanonical{};
     const std::int32_t stream = r.i32();
     if (r.byte() != field_header(1, kCompactList)) throw NotCanonical{};
-    if (const std::size_t n = r.list(kCompactStruct); n > 0) {
+    const std::size_t num_values = r.list(kCompactStruct);
+    const std::size_t prefix_length = static_cast<std::size_t>(r.p - p);
+    if (const std::size_t n = num_values; n > 0) {
       Values& values = e.tuple.mutable_values();
       values.reserve(n);
       for (std::size_t i = 0; i < n; ++i) fast_value(r, values);
@@ -987,23 +1054,33 @@ struct FrameDecoder::State {
           const auto root = static_cast<std::uint64_t>(r.i64());
           anchors.append_message(root, static_cast<std::uint64_t>(r.i64()), n / 2 - 1);
         }
-      } else if (n <= 2 * kFewPairs) {
-        for (std::size_t i = 0; i < n; i += 2) {
-          const auto root = static_cast<std::uint64_t>(r.i64());
-          anchors.xor_in(root, static_cast<std::uint64_t>(r.i64()));
-        }
       } else {
-        pairs.clear();
-        for (std::size_t i = 0; i < n; i += 2) {
-          const auto root = static_cast<std::uint64_t>(r.i64());
-          pairs.push_back({root, static_cast<std::uint64_t>(r.i64())});
-        }
-        set_anchors(anchors, true);
+        read_tuple_anchors(r, n, anchors);
       }
     }
     if (r.byte() != kStop) throw NotCanonical{};
-    accept(e, dest, kind, source, stream);
+    if (const StreamInfo* info = accept(e, dest, kind, source, stream);
+        info != nullptr && prefix_length <= 8 * kPrefixWords) {
+      keep_prefix(p, prefix_length, dest, source, num_values, info);
+    }
     return r.p;
+  }
+
+  // A tuple's `n` (even) anchor ids: pairs of root and edge.
+  RSTORM_INLINE void read_tuple_anchors(CompactReader& r, std::size_t n, MessageAnchors& anchors) {
+    if (n <= 2 * kFewPairs) {
+      for (std::size_t i = 0; i < n; i += 2) {
+        const auto root = static_cast<std::uint64_t>(r.i64());
+        anchors.xor_in(root, static_cast<std::uint64_t>(r.i64()));
+      }
+    } else {
+      pairs.clear();
+      for (std::size_t i = 0; i < n; i += 2) {
+        const auto root = static_cast<std::uint64_t>(r.i64());
+        pairs.push_back({root, static_cast<std::uint64_t>(r.i64())});
+      }
+      set_anchors(anchors, true);
+    }
   }
 
   // Room for `n` more envelopes in `out`, which may already hold many (one
@@ -1024,6 +1101,7 @@ struct FrameDecoder::State {
     CompactReader r{data, data + size};
     if (r.byte() != kTuplesHeader) return false;
     if (r.byte() != kEnvelopesHeader) throw NotCanonical{};
+    prefix.length = 0;
     const std::size_t n = r.list(kCompactStruct);
     const std::size_t base = out.size() - stale;
     const std::size_t reused = std::min(n, stale);
