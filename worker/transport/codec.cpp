@@ -368,9 +368,11 @@ struct FrameEncoder::State {
   }
 
   // An envelope's bytes up to its values: fields 1 to 4 and the values'
-  // list header, 27 bytes at most. Envelopes in a row with the same
-  // destination, kind, source, stream and number of values (most of a
-  // batch) share them: write_envelope copies them as one fixed-size block.
+  // list header, 27 bytes at most. Envelopes with the same destination,
+  // kind, source, stream and number of values (most of a batch) share
+  // them: write_envelope copies them as one fixed-size block. One kept per
+  // destination's low three bits, so that a round robin or a fields
+  // grouping over a few tasks of the peer finds its own.
   struct Prefix {
     std::int32_t dest = -1;
     worker::MessageKind kind = worker::MessageKind::kTuple;
@@ -395,17 +397,23 @@ struct FrameEncoder::State {
     w.list(values, kCompactStruct);
   }
 
+  static constexpr std::size_t kPrefixSlots = 8;
+
   // Envelope's fields 1 to 6, in order, each one id after the last. With
-  // `last`, the prefix is copied when it matches and kept otherwise.
+  // `slots` (kPrefixSlots), the prefix is copied when its destination's
+  // slot holds it and kept there otherwise.
   // REQUIRES: 32 bytes of room at least (every envelope_bound is more).
   template <typename MakeRoom = NoRoomToMake>
   RSTORM_INLINE static void write_envelope(CompactWriter& w, const worker::Envelope& e,
-                                           std::int32_t stream_index, Prefix* last = nullptr,
+                                           std::int32_t stream_index, Prefix* slots = nullptr,
                                            const MakeRoom& make_room = {}) {
     const bool tuple = e.kind == worker::MessageKind::kTuple;
     const Values& values = e.tuple.values();
     const std::int32_t stream = tuple ? stream_index : 0;
     const std::size_t n = tuple ? values.size() : 0;
+    Prefix* const last = slots == nullptr
+                             ? nullptr
+                             : &slots[static_cast<std::uint32_t>(e.dest.value) % kPrefixSlots];
     if (last == nullptr) {
       write_prefix(w, e, stream, n);
     } else if (last->length > 0 && last->dest == e.dest.value && last->kind == e.kind &&
@@ -445,7 +453,7 @@ struct FrameEncoder::State {
   bool write_tuple_frames(const PlanIndex& index, const worker::Batch& batch,
                           std::size_t max_per_frame) {
     const std::uint32_t kept = buffer->available_read();
-    Prefix prefix;
+    Prefix prefixes[kPrefixSlots];
     const StreamInfo* last_info = nullptr;
     std::int32_t last_index = -1;
     std::size_t begin = 0;
@@ -485,7 +493,7 @@ struct FrameEncoder::State {
           }
         };
         make_room(w, 0);
-        write_envelope(w, e, stream, &prefix, make_room);
+        write_envelope(w, e, stream, prefixes, make_room);
       }
       w.byte(kStop);  // TupleBatch's
       w.byte(kStop);  // Frame's
@@ -964,11 +972,14 @@ struct FrameDecoder::State {
   // Reads one envelope from `p`; returns where it ends. Both writers (ours,
   // write_envelope, and Thrift's generated one) write the six fields in
   // order, each header one id after the last; read so, in a straight line.
-  // The bytes of the last tuple envelope's fields 1 to 4 and values' list
-  // header (27 at most, as the encoder's Prefix), with what they meant once
+  // The bytes of a tuple envelope's fields 1 to 4 and values' list header
+  // (27 at most, as the encoder's Prefix), with what they meant once
   // accepted: an envelope of the frame that starts with the same bytes is
-  // the same destination, source and stream, already checked (a sender
-  // writes most of a batch so).
+  // the same destination, source and stream, already checked. One per
+  // destination's low three bits (the byte after the first field header is
+  // the destination's zigzag varint, 2 x dest for a task id below 64), so
+  // that a sender's round robin over a few tasks here, or a fields grouping
+  // over them, finds its prefix as a run of one destination does.
   struct AcceptedPrefix {
     std::uint64_t words[4] = {};  // the bytes, zero past `length`
     std::uint64_t masks[4] = {};  // 0xFF for each byte within `length`
@@ -979,10 +990,17 @@ struct FrameDecoder::State {
     const StreamInfo* info = nullptr;
   };
   static constexpr std::size_t kPrefixWords = 4;
-  AcceptedPrefix prefix;  // reset at each frame
+  static constexpr std::size_t kPrefixBytes = 8 * kPrefixWords;
+  static constexpr std::size_t kPrefixSlots = 8;
+  AcceptedPrefix prefixes[kPrefixSlots];  // forgotten at each frame
 
-  // `p` starts with the accepted prefix's bytes. REQUIRES: 32 bytes from p.
-  RSTORM_INLINE bool starts_with_prefix(const std::uint8_t* p) const {
+  // REQUIRES: kPrefixBytes from p.
+  RSTORM_INLINE static AcceptedPrefix& slot_for(AcceptedPrefix* slots, const std::uint8_t* p) {
+    return slots[(p[1] >> 1) % kPrefixSlots];
+  }
+
+  // `p` starts with the prefix's bytes. REQUIRES: kPrefixBytes from p.
+  RSTORM_INLINE static bool starts_with(const std::uint8_t* p, const AcceptedPrefix& prefix) {
     std::uint64_t diff = 0;
     for (std::size_t i = 0; i < kPrefixWords; ++i) {
       std::uint64_t w;
@@ -992,14 +1010,19 @@ struct FrameDecoder::State {
     return diff == 0;
   }
 
-  void keep_prefix(const std::uint8_t* from, std::size_t length, std::int32_t dest,
-                   std::int32_t source, std::size_t values, const StreamInfo* info) {
-    std::uint8_t bytes[8 * kPrefixWords] = {};
-    std::uint8_t masks[8 * kPrefixWords] = {};
-    std::memcpy(bytes, from, length);
-    std::memset(masks, 0xFF, length);
-    std::memcpy(prefix.words, bytes, sizeof bytes);
-    std::memcpy(prefix.masks, masks, sizeof masks);
+  // REQUIRES: kPrefixBytes from `from`; length <= kPrefixBytes.
+  static void keep_prefix(AcceptedPrefix& prefix, const std::uint8_t* from, std::size_t length,
+                          std::int32_t dest, std::int32_t source, std::size_t values,
+                          const StreamInfo* info) {
+    for (std::size_t i = 0; i < kPrefixWords; ++i) {
+      const std::size_t in_word = length > 8 * i ? std::min<std::size_t>(8, length - 8 * i) : 0;
+      const std::uint64_t mask =
+          in_word == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * in_word)) - 1;
+      std::uint64_t w;
+      std::memcpy(&w, from + 8 * i, 8);
+      prefix.words[i] = w & mask;
+      prefix.masks[i] = mask;
+    }
     prefix.length = length;
     prefix.dest = dest;
     prefix.source = source;
@@ -1010,7 +1033,12 @@ struct FrameDecoder::State {
   const std::uint8_t* fast_envelope(const std::uint8_t* p, const std::uint8_t* end,
                                     worker::Envelope& e) {
     CompactReader r{p, end};
-    if (prefix.length > 0 && r.left() >= 8 * kPrefixWords && starts_with_prefix(r.p)) {
+    AcceptedPrefix* slot = nullptr;
+    if (r.left() >= kPrefixBytes) {
+      slot = &slot_for(prefixes, p);
+    }
+    if (slot != nullptr && slot->length > 0 && starts_with(p, *slot)) {
+      const AcceptedPrefix& prefix = *slot;
       r.p += prefix.length;
       if (const std::size_t n = prefix.values; n > 0) {
         Values& values = e.tuple.mutable_values();
@@ -1060,8 +1088,8 @@ struct FrameDecoder::State {
     }
     if (r.byte() != kStop) throw NotCanonical{};
     if (const StreamInfo* info = accept(e, dest, kind, source, stream);
-        info != nullptr && prefix_length <= 8 * kPrefixWords) {
-      keep_prefix(p, prefix_length, dest, source, num_values, info);
+        info != nullptr && slot != nullptr && prefix_length <= kPrefixBytes) {
+      keep_prefix(*slot, p, prefix_length, dest, source, num_values, info);
     }
     return r.p;
   }
@@ -1101,7 +1129,7 @@ struct FrameDecoder::State {
     CompactReader r{data, data + size};
     if (r.byte() != kTuplesHeader) return false;
     if (r.byte() != kEnvelopesHeader) throw NotCanonical{};
-    prefix.length = 0;
+    for (AcceptedPrefix& prefix : prefixes) prefix.length = 0;
     const std::size_t n = r.list(kCompactStruct);
     const std::size_t base = out.size() - stale;
     const std::size_t reused = std::min(n, stale);
