@@ -380,7 +380,7 @@ struct FrameEncoder::State {
     std::int32_t stream = 0;
     std::size_t values = 0;
     std::uint8_t length = 0;  // 0: none kept
-    std::uint8_t bytes[32];
+    std::uint8_t bytes[32] = {};  // copied whole; those past `length` are written over
   };
 
   RSTORM_INLINE static void write_prefix(CompactWriter& w, const worker::Envelope& e,
@@ -969,9 +969,6 @@ struct FrameDecoder::State {
     if (r.byte() != kStop) throw NotCanonical{};
   }
 
-  // Reads one envelope from `p`; returns where it ends. Both writers (ours,
-  // write_envelope, and Thrift's generated one) write the six fields in
-  // order, each header one id after the last; read so, in a straight line.
   // The bytes of a tuple envelope's fields 1 to 4 and values' list header
   // (27 at most, as the encoder's Prefix), with what they meant once
   // accepted: an envelope of the frame that starts with the same bytes is
@@ -1030,6 +1027,10 @@ struct FrameDecoder::State {
     prefix.info = info;
   }
 
+  // Reads one envelope from `p`; returns where it ends. Both writers (ours,
+  // write_envelope, and Thrift's generated one) write the six fields in
+  // order, each header one id after the last; read so, in a straight line,
+  // or from the values on when the envelope starts with an accepted prefix.
   const std::uint8_t* fast_envelope(const std::uint8_t* p, const std::uint8_t* end,
                                     worker::Envelope& e) {
     CompactReader r{p, end};
