@@ -535,25 +535,30 @@ worker::Batch long_batch(const worker::TopologyPlan& plan) {
   return b;
 }
 
+// The generated struct of an envelope of int values (a tuple or a control
+// message).
+wire::Envelope generated_envelope(const worker::Envelope& e, const PlanIndex& index) {
+  const bool tuple = e.kind == worker::MessageKind::kTuple;
+  wire::Envelope we;
+  we.__set_dest_task(e.dest.value);
+  we.__set_kind(static_cast<std::int8_t>(e.kind));
+  we.__set_source_task(e.tuple.source_task().value);
+  we.__set_stream_index(tuple ? index.stream_index(e.tuple.source()) : 0);
+  for (const Value& v : e.tuple.values()) {
+    wire::Value wv;
+    wv.__set_int_value(v.as_int());
+    we.values.push_back(wv);
+  }
+  for (std::size_t k = 0; k < e.tuple.anchors().size(); ++k) {
+    we.anchors.push_back(static_cast<std::int64_t>(e.tuple.anchors()[k].root));
+    we.anchors.push_back(static_cast<std::int64_t>(e.tuple.anchors()[k].edge));
+  }
+  return we;
+}
+
 wire::Frame generated_long_frame(const worker::Batch& batch, const PlanIndex& index) {
   wire::TupleBatch tb;
-  for (const worker::Envelope& e : batch) {
-    wire::Envelope we;
-    we.__set_dest_task(e.dest.value);
-    we.__set_kind(0);
-    we.__set_source_task(kSrcTask);
-    we.__set_stream_index(index.stream_index(e.tuple.source()));
-    for (const Value& v : e.tuple.values()) {
-      wire::Value wv;
-      wv.__set_int_value(v.as_int());
-      we.values.push_back(wv);
-    }
-    for (std::size_t k = 0; k < e.tuple.anchors().size(); ++k) {
-      we.anchors.push_back(static_cast<std::int64_t>(e.tuple.anchors()[k].root));
-      we.anchors.push_back(static_cast<std::int64_t>(e.tuple.anchors()[k].edge));
-    }
-    tb.envelopes.push_back(we);
-  }
+  for (const worker::Envelope& e : batch) tb.envelopes.push_back(generated_envelope(e, index));
   wire::Frame f;
   f.__set_tuples(tb);
   return f;
@@ -646,23 +651,7 @@ TEST_F(Codec, EnvelopesAlikeUpToTheirValuesAreTheBytesOfTheGeneratedStructs) {
   for (std::size_t f = 0; f < frames.size(); ++f) {
     wire::TupleBatch tb;
     for (std::size_t i = f * 50; i < std::min(batch.size(), f * 50 + 50); ++i) {
-      const worker::Envelope& e = batch[i];
-      const bool tuple = e.kind == worker::MessageKind::kTuple;
-      wire::Envelope we;
-      we.__set_dest_task(e.dest.value);
-      we.__set_kind(static_cast<std::int8_t>(e.kind));
-      we.__set_source_task(e.tuple.source_task().value);
-      we.__set_stream_index(tuple ? index_.stream_index(e.tuple.source()) : 0);
-      for (const Value& v : e.tuple.values()) {
-        wire::Value wv;
-        wv.__set_int_value(v.as_int());
-        we.values.push_back(wv);
-      }
-      for (std::size_t k = 0; k < e.tuple.anchors().size(); ++k) {
-        we.anchors.push_back(static_cast<std::int64_t>(e.tuple.anchors()[k].root));
-        we.anchors.push_back(static_cast<std::int64_t>(e.tuple.anchors()[k].edge));
-      }
-      tb.envelopes.push_back(we);
+      tb.envelopes.push_back(generated_envelope(batch[i], index_));
     }
     wire::Frame frame;
     frame.__set_tuples(tb);
@@ -670,8 +659,8 @@ TEST_F(Codec, EnvelopesAlikeUpToTheirValuesAreTheBytesOfTheGeneratedStructs) {
   }
 }
 
-// The decoder takes an envelope that starts with the bytes of the last
-// tuple it accepted in the frame as the same destination, source and stream:
+// The decoder takes an envelope that starts with the bytes of a tuple it
+// accepted earlier in the frame as the same destination, source and stream:
 // runs alike up to their values, ended by a change of destination, stream
 // or number of values, with acking messages among them, read without
 // Thrift, are what Thrift's reader finds.

@@ -1041,17 +1041,7 @@ struct FrameDecoder::State {
     if (slot != nullptr && slot->length > 0 && starts_with(p, *slot)) {
       const AcceptedPrefix& prefix = *slot;
       r.p += prefix.length;
-      if (const std::size_t n = prefix.values; n > 0) {
-        Values& values = e.tuple.mutable_values();
-        values.reserve(n);
-        for (std::size_t i = 0; i < n; ++i) fast_value(r, values);
-      }
-      if (r.byte() != field_header(1, kCompactList)) throw NotCanonical{};
-      if (const std::size_t n = r.list(kCompactI64); n > 0) {
-        if (n % 2 != 0) throw NotCanonical{};
-        read_tuple_anchors(r, n, e.tuple.mutable_anchors());
-      }
-      if (r.byte() != kStop) throw NotCanonical{};
+      read_values_and_anchors(r, prefix.values, 0, e);
       e.dest = TaskId(prefix.dest);
       e.kind = worker::MessageKind::kTuple;
       e.tuple.set_source(prefix.info, TaskId(prefix.source));
@@ -1068,26 +1058,7 @@ struct FrameDecoder::State {
     if (r.byte() != field_header(1, kCompactList)) throw NotCanonical{};
     const std::size_t num_values = r.list(kCompactStruct);
     const std::size_t prefix_length = static_cast<std::size_t>(r.p - p);
-    if (const std::size_t n = num_values; n > 0) {
-      Values& values = e.tuple.mutable_values();
-      values.reserve(n);
-      for (std::size_t i = 0; i < n; ++i) fast_value(r, values);
-    }
-    if (r.byte() != field_header(1, kCompactList)) throw NotCanonical{};
-    if (const std::size_t n = r.list(kCompactI64); n > 0) {
-      if (n % 2 != 0) throw NotCanonical{};
-      MessageAnchors& anchors = e.tuple.mutable_anchors();
-      if (kind != 0) {
-        // Acking or control messages (set_anchors says why no scan).
-        for (std::size_t i = 0; i < n; i += 2) {
-          const auto root = static_cast<std::uint64_t>(r.i64());
-          anchors.append_message(root, static_cast<std::uint64_t>(r.i64()), n / 2 - 1);
-        }
-      } else {
-        read_tuple_anchors(r, n, anchors);
-      }
-    }
-    if (r.byte() != kStop) throw NotCanonical{};
+    read_values_and_anchors(r, num_values, kind, e);
     if (const StreamInfo* info = accept(e, dest, kind, source, stream);
         info != nullptr && slot != nullptr && prefix_length <= kPrefixBytes) {
       keep_prefix(*slot, p, prefix_length, dest, source, num_values, info);
@@ -1095,21 +1066,40 @@ struct FrameDecoder::State {
     return r.p;
   }
 
-  // A tuple's `n` (even) anchor ids: pairs of root and edge.
-  RSTORM_INLINE void read_tuple_anchors(CompactReader& r, std::size_t n, MessageAnchors& anchors) {
-    if (n <= 2 * kFewPairs) {
-      for (std::size_t i = 0; i < n; i += 2) {
-        const auto root = static_cast<std::uint64_t>(r.i64());
-        anchors.xor_in(root, static_cast<std::uint64_t>(r.i64()));
-      }
-    } else {
-      pairs.clear();
-      for (std::size_t i = 0; i < n; i += 2) {
-        const auto root = static_cast<std::uint64_t>(r.i64());
-        pairs.push_back({root, static_cast<std::uint64_t>(r.i64())});
-      }
-      set_anchors(anchors, true);
+  // An envelope's values (`n`, after their list header), its anchors and
+  // its stop. `kind`: the envelope's, as read.
+  RSTORM_INLINE void read_values_and_anchors(CompactReader& r, std::size_t n, std::int8_t kind,
+                                             worker::Envelope& e) {
+    if (n > 0) {
+      Values& values = e.tuple.mutable_values();
+      values.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) fast_value(r, values);
     }
+    if (r.byte() != field_header(1, kCompactList)) throw NotCanonical{};
+    if (const std::size_t m = r.list(kCompactI64); m > 0) {
+      if (m % 2 != 0) throw NotCanonical{};
+      MessageAnchors& anchors = e.tuple.mutable_anchors();
+      if (kind != 0) {
+        // Acking or control messages (set_anchors says why no scan).
+        for (std::size_t i = 0; i < m; i += 2) {
+          const auto root = static_cast<std::uint64_t>(r.i64());
+          anchors.append_message(root, static_cast<std::uint64_t>(r.i64()), m / 2 - 1);
+        }
+      } else if (m <= 2 * kFewPairs) {
+        for (std::size_t i = 0; i < m; i += 2) {
+          const auto root = static_cast<std::uint64_t>(r.i64());
+          anchors.xor_in(root, static_cast<std::uint64_t>(r.i64()));
+        }
+      } else {
+        pairs.clear();
+        for (std::size_t i = 0; i < m; i += 2) {
+          const auto root = static_cast<std::uint64_t>(r.i64());
+          pairs.push_back({root, static_cast<std::uint64_t>(r.i64())});
+        }
+        set_anchors(anchors, true);
+      }
+    }
+    if (r.byte() != kStop) throw NotCanonical{};
   }
 
   // Room for `n` more envelopes in `out`, which may already hold many (one
