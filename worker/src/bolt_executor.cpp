@@ -57,10 +57,12 @@ class BoltExecutor::Collector final : public OutputCollector {
     Emitter& em = ex_.emitter_;
     const auto targets = em.targets();
     if (targets.size() == 1 && (num_anchors == 0 || !em.acking())) [[likely]] {
-      em.begin_tuple(targets[0], &route.info, task_, values, true);
-      em.commit();
+      // Counted first, so that the commit (a fused member's run) is the
+      // last call: no registers kept across it.
       bump(ex_.stats_.emitted);
       bump(ex_.stats_.transferred);
+      em.begin_tuple(targets[0], &route.info, task_, values, true);
+      em.commit();
       return;
     }
     emit_anchored<V>(route, targets, anchors, num_anchors, values);
@@ -452,5 +454,7 @@ void BoltExecutor::send_ticks() {
   for (auto& t : tasks_) execute(*t, Tuple(&tick_info_, TaskId(), Values{secs}), /*tick=*/true);
   next_tick_ns_ = now_ns() + tick_period_ns_;
 }
+
+void run_inline(BoltExecutor& member, Envelope& e) { member.run_one_inline(e); }
 
 }  // namespace rstorm::worker

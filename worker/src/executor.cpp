@@ -42,7 +42,11 @@ Executor::~Executor() {
 }
 
 void Executor::start() {
-  transfer_.bind_sinks();
+  std::vector<TupleSink*> member_sinks;
+  for (const Executor* m : members_) {
+    member_sinks.push_back(env_.sinks[static_cast<std::size_t>(m->plan().index)]);
+  }
+  transfer_.bind_sinks(member_sinks);
   if (head_ != nullptr) return;  // runs on its head's thread
   thread_ = std::jthread([this] {
     // "rs:<component>" (15 chars at most), so that top -H and perf name it.

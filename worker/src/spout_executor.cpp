@@ -50,12 +50,14 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     Emitter& em = ex_.emitter_;
     const auto targets = em.targets();
     if (targets.size() == 1 && msg_id.is_null()) [[likely]] {
+      // Counted first, so that the commit (a fused member's run) is the
+      // last call: no registers kept across it.
       ++ex_.emits_;
-      em.begin_tuple(targets[0], &route.info, task_, values, true);
-      em.commit();
       ex_.progressed_ = true;  // no tree to wait for: the emit is the progress
       bump(ex_.stats_.emitted);
       bump(ex_.stats_.transferred);
+      em.begin_tuple(targets[0], &route.info, task_, values, true);
+      em.commit();
       return;
     }
     emit_tracked<V>(route, targets, values, std::move(msg_id));

@@ -46,8 +46,7 @@ class InlineSink final : public TupleSink {
   }
   void force_push(Batch& batch) override { try_push(batch); }
   void wait_for_space(std::chrono::microseconds) override {}
-  bool runs_inline() const override { return true; }
-  void run(Envelope& e) override { member_->run_one_inline(e); }
+  BoltExecutor* inline_member() const override { return member_; }
   void flush() override { member_->flush_inline(); }
 
  private:

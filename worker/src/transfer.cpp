@@ -1,5 +1,7 @@
 #include "rstorm/worker/transfer.hpp"
 
+#include <algorithm>
+
 namespace rstorm::worker {
 
 Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
@@ -19,18 +21,24 @@ Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
       coalesce_at_(num_sinks, kNoEnvelope) {
   // No sink runs inline until bind_sinks (a Transfer that never binds, the
   // checkpoint uploader's, sends to queues only).
-  fill_routes(false);
+  fill_routes({});
 }
 
-void Transfer::bind_sinks() { fill_routes(true); }
+void Transfer::bind_sinks(const std::vector<TupleSink*>& members) { fill_routes(members); }
 
-void Transfer::fill_routes(bool bound) {
+void Transfer::fill_routes(const std::vector<TupleSink*>& members) {
   task_routes_.resize(task_sink_->size());
+  inline_sinks_.clear();
+  for (TupleSink* sink : members) {
+    if (sink->inline_member() != nullptr) inline_sinks_.push_back(sink);
+  }
   for (std::size_t t = 0; t < task_routes_.size(); ++t) {
     const int d = (*task_sink_)[t];
-    TupleSink* sink = bound && d >= 0 ? (*sinks_)[static_cast<std::size_t>(d)] : nullptr;
+    TupleSink* sink = d >= 0 ? (*sinks_)[static_cast<std::size_t>(d)] : nullptr;
+    const bool member = sink != nullptr && std::find(inline_sinks_.begin(), inline_sinks_.end(),
+                                                     sink) != inline_sinks_.end();
     task_routes_[t].sink = d;
-    task_routes_[t].inline_sink = sink != nullptr && sink->runs_inline() ? sink : nullptr;
+    task_routes_[t].inline_member = member ? sink->inline_member() : nullptr;
   }
 }
 
@@ -115,9 +123,9 @@ bool Transfer::flush() {
       continue;
     }
     dirty_flag_[static_cast<std::size_t>(d)] = 0;
-    TupleSink* sink = (*sinks_)[static_cast<std::size_t>(d)];
-    if (sink->runs_inline()) sink->flush();  // hands on what its runs emitted
   }
+  // Each member hands on what its runs emitted (nothing to do when none ran).
+  for (TupleSink* sink : inline_sinks_) sink->flush();
   dirty_.resize(kept);
   backlog_ = kept > 0;
   return kept == 0;

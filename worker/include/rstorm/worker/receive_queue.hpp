@@ -28,6 +28,8 @@
 
 namespace rstorm::worker {
 
+class BoltExecutor;
+
 // Where a producer hands a batch: a local executor's queue, or a transport to
 // the tasks of another worker (the seam for remote delivery). try_push may be
 // called from any producer thread; false means full: retry later, never drop.
@@ -49,9 +51,9 @@ class TupleSink {
   // A fused member's sink (topology.fuse.executors) runs each envelope on
   // the producer's thread as the producer commits it, instead of taking
   // batches: the tuple passes by reference, with no batch to fill and empty.
-  virtual bool runs_inline() const { return false; }
-  // runs_inline() sinks: runs `e` now; it may be left moved from.
-  virtual void run(Envelope& e) {}
+  // The member that runs them (Transfer calls it directly: run_inline).
+  virtual BoltExecutor* inline_member() const { return nullptr; }
+  bool runs_inline() const { return inline_member() != nullptr; }
   // runs_inline() sinks: hands on what the runs emitted (the producer's
   // flush, after each burst of work).
   virtual void flush() {}

@@ -23,6 +23,10 @@
 
 namespace rstorm::worker {
 
+// Runs `e` on the fused member `member` now (BoltExecutor::run_one_inline):
+// a direct call from commit(), no dispatch through the sink.
+void run_inline(BoltExecutor& member, Envelope& e);
+
 class Transfer {
  public:
   enum class Mode { kBlocking, kNonBlocking };
@@ -36,9 +40,10 @@ class Transfer {
            std::size_t batch_size, Mode mode, ExecutorStats* stats,
            const std::atomic<bool>* stopping);
 
-  // Notes which sinks run inline (TupleSink::runs_inline). Called once the
-  // sinks are final, before the first send.
-  void bind_sinks();
+  // Notes the sinks that run inline: `members`, the sinks of this executor's
+  // fused members (TupleSink::inline_member). Called once the sinks are
+  // final, before the first send.
+  void bind_sinks(const std::vector<TupleSink*>& members = {});
 
   // Appends a default envelope for `dest` to its batch and returns it to be
   // filled in place; commit() must follow before the next append. For a sink
@@ -46,21 +51,19 @@ class Transfer {
   // REQUIRES: dest is a task of this topology.
   [[gnu::always_inline]] Envelope& append(TaskId dest) {
     const TaskRoute& t = task_routes_[static_cast<std::size_t>(dest.value)];
-    const int d = t.sink;
-    last_ = d;
-    last_inline_ = t.inline_sink;
+    last_inline_ = t.inline_member;
     if (last_inline_ != nullptr) {
-      if (!dirty_flag_[static_cast<std::size_t>(d)]) mark_dirty(d);
       inline_envelope_.reuse(dest);
       return inline_envelope_;
     }
-    return append_to_batch(d, dest);
+    last_ = t.sink;
+    return append_to_batch(t.sink, dest);
   }
-  // Runs the envelope of the last append (a sink that runs inline), or hands
-  // its batch over if it is full.
+  // Runs the envelope of the last append on its member (a sink that runs
+  // inline), or hands its batch over if it is full.
   [[gnu::always_inline]] void commit() {
     if (last_inline_ != nullptr) {
-      last_inline_->run(inline_envelope_);
+      run_inline(*last_inline_, inline_envelope_);
       return;
     }
     if (filled_[static_cast<std::size_t>(last_)] >= batch_size_ && !backlog_) push(last_);
@@ -109,8 +112,8 @@ class Transfer {
 
  private:
   bool push(int d);
-  // task_routes_ from *task_sink_; `bound`: with the sinks that run inline.
-  void fill_routes(bool bound);
+  // task_routes_ from *task_sink_, with `members` run inline.
+  void fill_routes(const std::vector<TupleSink*>& members);
   // Out of line, so that append() for a sink that runs inline needs no
   // registers saved. Both mark the sink dirty: flush() hands it on.
   Envelope& append_to_batch(int d, TaskId dest);
@@ -122,9 +125,12 @@ class Transfer {
   // entry, so that an append waits on one load rather than a chain of them.
   struct TaskRoute {
     int sink = 0;
-    TupleSink* inline_sink = nullptr;  // the sink, if it runs inline (bind_sinks)
+    BoltExecutor* inline_member = nullptr;  // the sink's, if it runs inline (bind_sinks)
   };
   std::vector<TaskRoute> task_routes_;
+  // The sinks that run inline (bind_sinks), flushed at every flush(): an
+  // append for them marks nothing (that was a load and a test a tuple).
+  std::vector<TupleSink*> inline_sinks_;
   std::size_t batch_size_;
   Mode mode_;
   ExecutorStats* stats_;
@@ -144,8 +150,8 @@ class Transfer {
   std::vector<std::size_t> coalesce_at_;
   Envelope inline_envelope_;  // the one handed out for sinks that run inline
   bool backlog_ = false;
-  TupleSink* last_inline_ = nullptr;  // the sink of the last append, if it runs inline
-  int last_ = 0;
+  BoltExecutor* last_inline_ = nullptr;  // the member of the last append, if it runs inline
+  int last_ = 0;                         // the sink of the last append to a batch
 };
 
 }  // namespace rstorm::worker
