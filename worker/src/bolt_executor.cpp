@@ -42,10 +42,17 @@ class BoltExecutor::Collector final : public OutputCollector {
                  std::span<const Value> values, TaskId direct) override {
     const StreamRoute* route = ex_.emitter_.route_usual(stream, values.size(), direct);
     if (route == nullptr) {
-      emit_to(stream, anchors, num_anchors, Values(values.begin(), values.end()), direct);
+      emit_unrouted(stream, anchors, num_anchors, values, direct);
       return;
     }
     send<std::span<const Value>>(*route, anchors, num_anchors, values);
+  }
+  // Out of line, so that the Values it builds takes no room in emit_list's
+  // frame (nor registers saved for it).
+  [[gnu::noinline]] void emit_unrouted(std::string_view stream, const Tuple* const* anchors,
+                                       std::size_t num_anchors, std::span<const Value> values,
+                                       TaskId direct) {
+    emit_to(stream, anchors, num_anchors, Values(values.begin(), values.end()), direct);
   }
 
   // A routed emit. The usual one (one target, no tree to join: acking off,

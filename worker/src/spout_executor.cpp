@@ -36,10 +36,16 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
                  TaskId direct) override {
     const StreamRoute* route = ex_.emitter_.route_usual(stream, values.size(), direct);
     if (route == nullptr) {
-      emit_to(stream, Values(values.begin(), values.end()), std::move(msg_id), direct);
+      emit_unrouted(stream, values, msg_id, direct);
       return;
     }
     send<std::span<const Value>>(*route, values, std::move(msg_id));
+  }
+  // Out of line, so that the Values it builds takes no room in emit_list's
+  // frame (nor registers saved for it).
+  [[gnu::noinline]] void emit_unrouted(std::string_view stream, std::span<const Value> values,
+                                       Value& msg_id, TaskId direct) {
+    emit_to(stream, Values(values.begin(), values.end()), std::move(msg_id), direct);
   }
 
   // A routed emit. The usual unreliable one (one target) here, the rest out
