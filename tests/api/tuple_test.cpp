@@ -55,6 +55,39 @@ TEST(Tuple, UnknownFieldNamesDeclaredFields) {
   }
 }
 
+TEST(Tuple, FieldPastTheTuplesValuesSaysHowManyItHas) {
+  Tuple t(&kCounts, TaskId(7), Values{"apple"});
+  EXPECT_EQ(t.get_string("word"), "apple");
+  try {
+    (void)t.get_int("count");
+    FAIL() << "no exception";
+  } catch (const TupleError& e) {
+    EXPECT_STREQ(e.what(),
+                 "field 'count' of stream 'default' from component 'count' is missing: the "
+                 "tuple has 1 values");
+  }
+}
+
+TEST(Tuple, FieldOfATupleWithNoSourceIsRefused) {
+  Tuple t;
+  try {
+    (void)t.get("word");
+    FAIL() << "no exception";
+  } catch (const TupleError& e) {
+    EXPECT_STREQ(e.what(), "no field 'word' of a tuple with no source (fields: )");
+  }
+}
+
+TEST(Tuple, FieldsAreFoundByNameWhateverTheirPosition) {
+  static const StreamInfo kThree{"c", "s", Fields{"a", "bb", "ccc"}, false};
+  Tuple t(&kThree, TaskId(1), Values{1, "two", 3.5});
+  EXPECT_EQ(t.get_int("a"), 1);
+  EXPECT_EQ(t.get_string("bb"), "two");
+  EXPECT_EQ(t.get_double("ccc"), 3.5);
+  EXPECT_THROW((void)t.get("b"), TupleError);
+  EXPECT_THROW((void)t.get("cccc"), TupleError);
+}
+
 TEST(Tuple, IndexOutOfRangeSaysHowManyValues) {
   Tuple t(&kCounts, TaskId(7), Values{"apple", 3});
   try {
