@@ -68,8 +68,8 @@ class BoltExecutor::Collector final : public OutputCollector {
       // last call: no registers kept across it.
       bump(ex_.stats_.emitted);
       bump(ex_.stats_.transferred);
-      em.begin_tuple(targets[0], &route.info, task_, values, true);
-      em.commit();
+      Emitter::begin_tuple(ex_.transfer_, targets[0], &route.info, task_, values, true);
+      ex_.transfer_.commit();
       return;
     }
     emit_anchored<V>(route, targets, anchors, num_anchors, values);
@@ -85,8 +85,8 @@ class BoltExecutor::Collector final : public OutputCollector {
     const std::size_t n = targets.size();
     const bool acking = em.acking();
     for (std::size_t i = 0; i < n; ++i) {
-      Tuple& t = em.begin_tuple(targets[i], &route.info, task_,
-                                values, i + 1 == n);
+      Tuple& t =
+          Emitter::begin_tuple(ex_.transfer_, targets[i], &route.info, task_, values, i + 1 == n);
       if (acking && num_anchors > kFewAnchors) {
         anchor_many(t, anchors, num_anchors, em);
       } else if (acking) {
@@ -100,7 +100,7 @@ class BoltExecutor::Collector final : public OutputCollector {
           }
         }
       }
-      em.commit();
+      ex_.transfer_.commit();
     }
     bump(ex_.stats_.transferred, n);
   }

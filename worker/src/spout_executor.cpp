@@ -62,8 +62,8 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       ex_.progressed_ = true;  // no tree to wait for: the emit is the progress
       bump(ex_.stats_.emitted);
       bump(ex_.stats_.transferred);
-      em.begin_tuple(targets[0], &route.info, task_, values, true);
-      em.commit();
+      Emitter::begin_tuple(ex_.transfer_, targets[0], &route.info, task_, values, true);
+      ex_.transfer_.commit();
       return;
     }
     emit_tracked<V>(route, targets, values, std::move(msg_id));
@@ -89,12 +89,12 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       }
       std::uint64_t all_edges = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        Tuple& t = em.begin_tuple(targets[i], &route.info, task_,
-                                  values, i + 1 == n);
+        Tuple& t =
+            Emitter::begin_tuple(ex_.transfer_, targets[i], &route.info, task_, values, i + 1 == n);
         const std::uint64_t edge = em.next_id();
         t.mutable_anchors().xor_in(root, edge);
         all_edges ^= edge;
-        em.commit();
+        ex_.transfer_.commit();
       }
       std::uint64_t init = all_edges;
       if (local != nullptr) {
@@ -121,9 +121,8 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       ex_.store_in_flight();
     } else {
       for (std::size_t i = 0; i < n; ++i) {
-        em.begin_tuple(targets[i], &route.info, task_,
-                       values, i + 1 == n);
-        em.commit();
+        Emitter::begin_tuple(ex_.transfer_, targets[i], &route.info, task_, values, i + 1 == n);
+        ex_.transfer_.commit();
       }
       if (reliable) ex_.immediate_acks_.emplace_back(task_index_, std::move(msg_id));
       ex_.progressed_ = true;  // no tree to wait for: the emit is the progress

@@ -93,12 +93,15 @@ class Emitter {
     return plan_.acker_tasks[root % plan_.acker_tasks.size()];
   }
 
-  // Starts a tuple for `dest` in place, with `values` moved in when `last`
-  // (the emit's last target) and copied otherwise; fill its anchors, then
-  // commit().
-  [[gnu::always_inline]] Tuple& begin_tuple(TaskId dest, const StreamInfo* source,
-                                            TaskId source_task, Values& values, bool last) {
-    Envelope& e = transfer_.append(dest);
+  // Starts a tuple for `dest` in place in `transfer` (the executor's, named
+  // by the caller: reached through the executor the caller holds, not
+  // through this Emitter, it is one load nearer the envelope), with
+  // `values` moved in when `last` (the emit's last target) and copied
+  // otherwise; fill its anchors, then the transfer's commit().
+  [[gnu::always_inline]] static Tuple& begin_tuple(Transfer& transfer, TaskId dest,
+                                                   const StreamInfo* source, TaskId source_task,
+                                                   Values& values, bool last) {
+    Envelope& e = transfer.append(dest);
     if (last) {
       e.tuple.assign(source, source_task, std::move(values));
     } else {
@@ -108,14 +111,14 @@ class Emitter {
   }
   // begin_tuple with the values of a braced list (emit({...})), copied for
   // every target (`last` unused: the list stays the caller's).
-  [[gnu::always_inline]] Tuple& begin_tuple(TaskId dest, const StreamInfo* source,
-                                            TaskId source_task, std::span<const Value> values,
-                                            bool last = true) {
-    Envelope& e = transfer_.append(dest);
+  [[gnu::always_inline]] static Tuple& begin_tuple(Transfer& transfer, TaskId dest,
+                                                   const StreamInfo* source, TaskId source_task,
+                                                   std::span<const Value> values,
+                                                   bool last = true) {
+    Envelope& e = transfer.append(dest);
     e.tuple.assign(source, source_task, values);
     return e.tuple;
   }
-  [[gnu::always_inline]] void commit() { transfer_.commit(); }
 
   void send_control(TaskId dest, MessageKind kind, std::uint64_t root, std::uint64_t value,
                     TaskId task = TaskId()) {
