@@ -1,5 +1,6 @@
 // Every grouping, end to end through LocalCluster: which task gets which tuple.
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <set>
 #include <sstream>
@@ -87,6 +88,32 @@ TEST(Groupings, FieldsHashIsStableAcrossProcessesAndVersions) {
   EXPECT_EQ(worker::fields_hash(Values{std::int64_t{42}}, idx), 11681803648414190572ULL);
   const int two[] = {1, 0};
   EXPECT_NE(worker::fields_hash(Values{"a", "b"}, two), worker::fields_hash(Values{"b", "a"}, two));
+}
+
+TEST(Groupings, FieldsHashIsXxh3OfTheCanonicalBytesWhateverTheirLength) {
+  // Every type, and keys whose bytes pass the room kept on the stack (256),
+  // alone or together: the hash is XXH3-64 of the bytes
+  // append_canonical_bytes writes, one after the other.
+  const std::string long_string(300, 'x');
+  const Values values{Value(),          true,
+                      std::int64_t{-7}, 2.5,
+                      "word",           Value(Bytes{1, 2, 3}),
+                      long_string,      std::string(200, 'y')};
+  const std::vector<std::vector<int>> keys = {
+      {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {4, 2}, {7, 4}, {7, 7}, {0, 1, 2, 3, 4, 5}, {3, 6}};
+  for (const auto& key : keys) {
+    std::string bytes;
+    for (int i : key) worker::append_canonical_bytes(values[static_cast<std::size_t>(i)], bytes);
+    EXPECT_EQ(worker::fields_hash(values, key), XXH3_64bits(bytes.data(), bytes.size()))
+        << "key of " << key.size() << " fields, " << bytes.size() << " bytes";
+  }
+  // The canonical bytes themselves: a tag, then the value.
+  std::string word;
+  worker::append_canonical_bytes(Value("ab"), word);
+  EXPECT_EQ(word, std::string("\x04\x02\0\0\0\0\0\0\0ab", 11));
+  std::string number;
+  worker::append_canonical_bytes(Value(std::int64_t{258}), number);
+  EXPECT_EQ(number, std::string("\x02\x02\x01\0\0\0\0\0\0", 9));
 }
 
 TEST(Groupings, ShuffleGroupingIsEvenOver100kTuples) {
