@@ -53,6 +53,14 @@ Envelope& Transfer::append_to_batch(int d, TaskId dest) {
   std::size_t& n = filled_[static_cast<std::size_t>(d)];
   if (n < b.size()) {
     Envelope& e = b[n++];
+    if (n + 1 < b.size()) {
+      // The envelope after the next was last written by the consumer's
+      // thread: asked for now, its lines are here when it is filled.
+      const char* next = reinterpret_cast<const char*>(&b[n + 1]);
+      for (std::size_t line = 0; line < sizeof(Envelope); line += 64) {
+        __builtin_prefetch(next + line, 1);
+      }
+    }
     e.reuse(dest);  // the caller assigns the values or sets a control message
     return e;
   }
