@@ -284,6 +284,52 @@ TEST(Groupings, StreamRoutedOnceDeliversToEveryFixedTargetAndStillRefusesWrongEm
   }
 }
 
+// A stream whose targets depend on the tuple (fields, shuffle over several
+// tasks) is routed per emit, from the emitted list itself: each value is
+// delivered once, a key always to the same task, and a wrong emit is still
+// refused naming the stream and its fields.
+TEST(Groupings, StreamRoutedPerEmitFromAListDeliversByKeyAndStillRefusesWrongEmits) {
+  for (bool direct_mistake : {false, true}) {
+    SCOPED_TRACE(direct_mistake ? "emit_direct" : "wrong arity");
+    auto by_key = std::make_shared<Ledger>();
+    auto shuffled = std::make_shared<Ledger>();
+    TopologyBuilder b;
+    b.set_spout("numbers", [=] { return std::make_unique<SometimesWrongSpout>(direct_mistake); });
+    b.set_bolt("by_key", recording_bolt(by_key), 3).fields_grouping("numbers", Fields{"n"});
+    b.set_bolt("shuffled", recording_bolt(shuffled), 2).shuffle_grouping("numbers");
+    auto t = b.build();
+    ASSERT_TRUE(t.ok());
+    CapturedLog log;
+    LocalCluster cluster(LocalClusterOptions{log.logger, 7});
+    ASSERT_TRUE(cluster.submit("t", Config(), *t).is_ok());
+    ASSERT_TRUE(eventually(
+        [&] { return by_key->received_total() == 1000 && shuffled->received_total() == 1000; }));
+    auto stats = cluster.stats("t");
+    ASSERT_TRUE(cluster.kill("t").is_ok());
+    std::map<std::int64_t, std::int32_t> task_of;
+    for (const auto& [task, tuples] : by_key->received) {
+      for (const auto& tuple : tuples) {
+        ASSERT_EQ(tuple.values().size(), 1u);
+        const std::int64_t n = tuple.get_int(0);  // by index: the plan is gone
+        EXPECT_TRUE(task_of.emplace(n, task).second) << n << " delivered twice";
+        const int key[] = {0};
+        const auto tasks = static_cast<std::uint64_t>(by_key->received.size());
+        EXPECT_EQ(static_cast<std::uint64_t>(task - by_key->received.begin()->first),
+                  worker::fields_hash(Values{n}, key) % tasks)
+            << n;
+      }
+    }
+    EXPECT_EQ(task_of.size(), 1000u);
+    EXPECT_EQ(by_key->received.size(), 3u);
+    EXPECT_EQ(shuffled->received.size(), 2u);
+    EXPECT_EQ(stats->component("numbers")->errors, 100u);
+    const std::string expected =
+        direct_mistake ? "used emit_direct on stream 'default', which is not declared direct"
+                       : "emitted 2 values on stream 'default', which declares 1 fields (n)";
+    EXPECT_NE(log.all().find(expected), std::string::npos) << log.all();
+  }
+}
+
 // emit({...}) and emit of a Values kept by the caller copy the values
 // straight into the tuple sent; emit of a temporary Values moves them. Every
 // overload, every way, must deliver the same tuple, on the right stream, in

@@ -47,12 +47,15 @@ class BoltExecutor::Collector final : public OutputCollector {
     }
     send<std::span<const Value>>(*route, anchors, num_anchors, values);
   }
-  // Out of line, so that the Values it builds takes no room in emit_list's
-  // frame (nor registers saved for it).
+  // An emit route_usual did not route (another stream, a grouping by
+  // fields, a direct task): routed from the list itself, whose values are
+  // copied into each tuple (no Values built in between). Out of line, so
+  // that emit_list saves few registers.
   [[gnu::noinline]] void emit_unrouted(std::string_view stream, const Tuple* const* anchors,
                                        std::size_t num_anchors, std::span<const Value> values,
                                        TaskId direct) {
-    emit_to(stream, anchors, num_anchors, Values(values.begin(), values.end()), direct);
+    send<std::span<const Value>>(ex_.emitter_.route(stream, values, direct), anchors, num_anchors,
+                                 values);
   }
 
   // A routed emit. The usual one (one target, no tree to join: acking off,

@@ -106,7 +106,7 @@ void Emitter::route_direct(const StreamRoute& r, TaskId direct) {
   }
 }
 
-const StreamRoute& Emitter::route_slow(std::string_view stream, const Values& values,
+const StreamRoute& Emitter::route_slow(std::string_view stream, std::span<const Value> values,
                                        TaskId direct) {
   RouteState& state = find_route(stream);
   const StreamRoute& r = *state.route;

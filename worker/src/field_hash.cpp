@@ -61,7 +61,7 @@ void put_canonical(const Value& value, char* p) {
   }
 }
 
-[[gnu::noinline]] std::uint64_t fields_hash_long(const Values& values,
+[[gnu::noinline]] std::uint64_t fields_hash_long(std::span<const Value> values,
                                                  std::span<const int> indices) {
   thread_local std::string buffer;  // reused: no allocation once warm
   buffer.clear();
@@ -77,7 +77,7 @@ void append_canonical_bytes(const Value& value, std::string& out) {
   put_canonical(value, out.data() + at);
 }
 
-std::uint64_t fields_hash(const Values& values, std::span<const int> indices) {
+std::uint64_t fields_hash(std::span<const Value> values, std::span<const int> indices) {
   // The bytes on the stack when they fit (a word, a few keys): written in
   // place, where appending them to a string checked its room at every
   // piece (a fifth of a word count's split).

@@ -41,11 +41,14 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     }
     send<std::span<const Value>>(*route, values, std::move(msg_id));
   }
-  // Out of line, so that the Values it builds takes no room in emit_list's
-  // frame (nor registers saved for it).
+  // An emit route_usual did not route (another stream, a grouping by
+  // fields, a direct task): routed from the list itself, whose values are
+  // copied into each tuple (no Values built in between). Out of line, so
+  // that emit_list saves few registers.
   [[gnu::noinline]] void emit_unrouted(std::string_view stream, std::span<const Value> values,
                                        Value& msg_id, TaskId direct) {
-    emit_to(stream, Values(values.begin(), values.end()), std::move(msg_id), direct);
+    send<std::span<const Value>>(ex_.emitter_.route(stream, values, direct), values,
+                                 std::move(msg_id));
   }
 
   // A routed emit. The usual unreliable one (one target) here, the rest out

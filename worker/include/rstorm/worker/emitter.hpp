@@ -43,12 +43,15 @@ class Emitter {
   // Routes one emit: sets targets() and returns the stream's route. The
   // common case (the default stream, routed once) is inline; the rest, and
   // every error, out of line.
-  const StreamRoute& route(std::string_view stream, const Values& values, TaskId direct) {
+  const StreamRoute& route(std::string_view stream, std::span<const Value> values, TaskId direct) {
     const StreamRoute* r = route_usual(stream, values.size(), direct);
     if (r != nullptr) [[likely]] {
       return *r;
     }
     return route_slow(stream, values, direct);
+  }
+  const StreamRoute& route(std::string_view stream, const Values& values, TaskId direct) {
+    return route(stream, std::span<const Value>(values.data(), values.size()), direct);
   }
   // route() for an emit of `n` values in the common case only (the default
   // stream, routed once, no direct task, as many values as fields): sets
@@ -150,7 +153,8 @@ class Emitter {
   };
 
   RouteState& find_route(std::string_view stream);
-  const StreamRoute& route_slow(std::string_view stream, const Values& values, TaskId direct);
+  const StreamRoute& route_slow(std::string_view stream, std::span<const Value> values,
+                                TaskId direct);
   void route_direct(const StreamRoute& r, TaskId direct);
   // The pool a round-robin subscription picks from.
   const std::vector<TaskId>& round_robin_pool(const Subscription& sub) const;

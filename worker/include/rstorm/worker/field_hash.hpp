@@ -16,6 +16,9 @@ namespace rstorm::worker {
 void append_canonical_bytes(const Value& value, std::string& out);
 
 // Hash of values[indices[0]], values[indices[1]], ...
-std::uint64_t fields_hash(const Values& values, std::span<const int> indices);
+std::uint64_t fields_hash(std::span<const Value> values, std::span<const int> indices);
+inline std::uint64_t fields_hash(const Values& values, std::span<const int> indices) {
+  return fields_hash(std::span<const Value>(values.data(), values.size()), indices);
+}
 
 }  // namespace rstorm::worker
