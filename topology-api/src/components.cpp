@@ -11,6 +11,17 @@ namespace rstorm {
 
 SpoutOutputCollector::~SpoutOutputCollector() = default;
 OutputCollector::~OutputCollector() = default;
+
+void SpoutOutputCollector::emit_list(std::string_view stream, std::span<const Value> values,
+                                     Value msg_id, TaskId direct_task) {
+  emit_to(stream, Values(values.begin(), values.end()), std::move(msg_id), direct_task);
+}
+
+void OutputCollector::emit_list(std::string_view stream, const Tuple* const* anchors,
+                                std::size_t num_anchors, std::span<const Value> values,
+                                TaskId direct_task) {
+  emit_to(stream, anchors, num_anchors, Values(values.begin(), values.end()), direct_task);
+}
 Spout::~Spout() = default;
 Bolt::~Bolt() = default;
 TimedBolt::~TimedBolt() = default;
