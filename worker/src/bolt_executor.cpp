@@ -49,8 +49,8 @@ class BoltExecutor::Collector final : public OutputCollector {
   }
   // An emit route_usual did not route (another stream, a grouping by
   // fields, a direct task): routed from the list itself, whose values are
-  // copied into each tuple (no Values built in between). Out of line, so
-  // that emit_list saves few registers.
+  // copied into each tuple (no Values built in between). Out of line: its
+  // locals take no room in emit_list's frame.
   [[gnu::noinline]] void emit_unrouted(std::string_view stream, const Tuple* const* anchors,
                                        std::size_t num_anchors, std::span<const Value> values,
                                        TaskId direct) {
