@@ -24,12 +24,14 @@ const Value& Tuple::get(std::size_t index) const {
   return values_[index];
 }
 
-// Why a look-up of `field` failed: the stream has no such field, or the
-// tuple has fewer values than fields (`index`, the field's position).
-[[noreturn, gnu::noinline, gnu::cold]] static void throw_field_error(
-    const StreamInfo* source, const Fields& fields, std::size_t num_values, std::string_view field,
-    std::optional<std::size_t> index) {
-  if (index) {
+// Why a look-up of `field` failed: the stream has no such field, or
+// (`missing`) the tuple has fewer values than fields.
+[[noreturn, gnu::noinline, gnu::cold]] static void throw_field_error(const StreamInfo* source,
+                                                                     const Fields& fields,
+                                                                     std::size_t num_values,
+                                                                     std::string_view field,
+                                                                     bool missing) {
+  if (missing) {
     throw TupleError("field '" + std::string(field) + "' " + describe_source(source) +
                      " is missing: the tuple has " + std::to_string(num_values) + " values");
   }
@@ -48,12 +50,12 @@ std::size_t Tuple::field_index(std::string_view field) const {
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (names[i] != field) continue;
       if (i >= values_.size()) [[unlikely]] {
-        throw_field_error(source_, fields(), values_.size(), field, i);
+        throw_field_error(source_, fields(), values_.size(), field, true);
       }
       return i;
     }
   }
-  throw_field_error(source_, fields(), values_.size(), field, std::nullopt);
+  throw_field_error(source_, fields(), values_.size(), field, false);
 }
 
 const Value& Tuple::get(std::string_view field) const { return values_[field_index(field)]; }

@@ -53,9 +53,8 @@ class TupleSink {
   // batches: the tuple passes by reference, with no batch to fill and empty.
   // The member that runs them (Transfer calls it directly: run_inline).
   virtual BoltExecutor* inline_member() const { return nullptr; }
-  bool runs_inline() const { return inline_member() != nullptr; }
-  // runs_inline() sinks: hands on what the runs emitted (the producer's
-  // flush, after each burst of work).
+  // Sinks with an inline member: hands on what the runs emitted (the
+  // producer's flush, after each burst of work).
   virtual void flush() {}
 };
 
