@@ -285,5 +285,130 @@ TEST(Fusion, ChainIntoASlowBoltWaitsAndLosesNothing) {
   EXPECT_GT(component(*stats, "a").backpressure_waits, 0u);
 }
 
+// The values of tuple `seq` of MixedSpout: every kind a value can be, so
+// that a fused hop copies scalars in place and hands the rest (strings on
+// the heap or not, bytes) to the routed path, alternating.
+Value mixed_payload(std::int64_t seq) {
+  switch (seq % 7) {
+    case 0:
+      return Value(seq * 3);
+    case 1:
+      return Value(0.5 * static_cast<double>(seq));
+    case 2:
+      return Value(seq % 2 == 0);
+    case 3:
+      return Value();
+    case 4:
+      return Value("w" + std::to_string(seq));  // stored inline
+    case 5:
+      return Value("a string too long to be stored inline " + std::to_string(seq));
+    default:
+      return Value(Bytes{1, 2, static_cast<std::uint8_t>(seq & 0xff)});
+  }
+}
+
+// Emits {seq, mixed_payload(seq)} unreliably for seq < limit; after every
+// 500th, an emit of one value too few (refused: next_tuple throws).
+class MixedSpout : public Spout {
+ public:
+  explicit MixedSpout(std::int64_t limit) : limit_(limit) {}
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector& c) override { out_ = &c; }
+  void next_tuple() override {
+    if (next_ >= limit_) return;
+    const std::int64_t seq = next_++;
+    out_->emit({seq, mixed_payload(seq)});
+    if (seq % 500 == 0) out_->emit({seq});
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override {
+    d.declare(Fields{"seq", "payload"});
+  }
+
+ private:
+  std::int64_t limit_;
+  SpoutOutputCollector* out_ = nullptr;
+  std::int64_t next_ = 0;
+};
+
+// Forwards its input's values; with `braced`, as a braced list of the two.
+// After every 700th, an emit of one value too many (refused: execute throws).
+class ForwardBolt : public BasicBolt {
+ public:
+  explicit ForwardBolt(bool braced) : braced_(braced) {}
+  void execute(const Tuple& t, BasicOutputCollector& out) override {
+    if (braced_) {
+      out.emit({t.get_int(0), t.values()[1]});
+    } else {
+      out.emit(t.values());
+    }
+    if (t.get_int(0) % 700 == 0) out.emit({t.get_int(0), t.values()[1], Value(1)});
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override {
+    d.declare(Fields{"seq", "payload"});
+  }
+
+ private:
+  bool braced_;
+};
+
+// Acking off, the chain's emits pass by the fused hop: the values of every
+// kind reach the sink exactly, once each, the per-component counts are
+// exact, and an emit of the wrong arity is still refused and counted as
+// its component's error, losing nothing else.
+TEST(Fusion, UnackedChainDeliversEveryKindOfValueExactlyAndStillRefusesWrongEmits) {
+  static constexpr std::int64_t kN = 14000;
+  auto sink = std::make_shared<Ledger>();
+  TopologyBuilder builder;
+  builder.set_spout(
+      "spout", [] { return std::make_unique<MixedSpout>(kN); }, 2);
+  builder
+      .set_bolt(
+          "a", [] { return std::make_unique<ForwardBolt>(false); }, 2)
+      .local_or_shuffle_grouping("spout");
+  builder
+      .set_bolt(
+          "b", [] { return std::make_unique<ForwardBolt>(true); }, 2)
+      .local_or_shuffle_grouping("a");
+  builder.set_bolt("sink", recording_bolt(sink)).shuffle_grouping("b");
+  auto t = builder.build();
+  ASSERT_TRUE(t.ok());
+  Config conf = fused();
+  conf.set("topology.acker.executors", 0);
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", conf, *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return sink->received_total() == 2 * kN; }))
+      << sink->received_total();
+  auto stats = cluster.stats("t");
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(component(*stats, "a").fused_into, "spout");
+  EXPECT_EQ(component(*stats, "b").fused_into, "a");
+  // Two spout tasks, each seq once per task; refused emits counted apart.
+  constexpr std::uint64_t kRefusedBySpout = 2 * ((kN - 1) / 500 + 1);
+  constexpr std::uint64_t kRefusedByEach = 2 * ((kN - 1) / 700 + 1);
+  EXPECT_EQ(component(*stats, "spout").emitted, 2u * kN);
+  EXPECT_EQ(component(*stats, "spout").errors, kRefusedBySpout);
+  EXPECT_EQ(component(*stats, "a").executed, 2u * kN);
+  EXPECT_EQ(component(*stats, "a").emitted, 2u * kN);
+  EXPECT_EQ(component(*stats, "a").transferred, 2u * kN);
+  EXPECT_EQ(component(*stats, "a").errors, kRefusedByEach);
+  EXPECT_EQ(component(*stats, "b").executed, 2u * kN);
+  EXPECT_EQ(component(*stats, "b").errors, kRefusedByEach);
+  EXPECT_EQ(component(*stats, "sink").executed, 2u * kN);
+  std::map<std::int64_t, int> seen;
+  {
+    std::lock_guard lock(sink->mutex);
+    for (const auto& [task, tuples] : sink->received) {
+      for (const Tuple& tuple : tuples) {
+        ASSERT_EQ(tuple.size(), 2u) << tuple.to_string();
+        const std::int64_t seq = tuple.get_int(0);
+        ASSERT_EQ(tuple.values()[1], mixed_payload(seq)) << tuple.to_string();
+        ++seen[seq];
+      }
+    }
+  }
+  ASSERT_EQ(seen.size(), static_cast<std::size_t>(kN));
+  for (const auto& [seq, count] : seen) ASSERT_EQ(count, 2) << seq;
+  ASSERT_TRUE(cluster.kill("t").is_ok());
+}
+
 }  // namespace
 }  // namespace rstorm

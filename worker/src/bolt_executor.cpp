@@ -38,8 +38,39 @@ class BoltExecutor::Collector final : public OutputCollector {
   // each tuple sent, with no Values in between, whenever the stream is
   // routed once (route_usual); any other emit goes through emit_to with
   // them in a Values.
+  //
+  // An emit that joins no tree to a fused member run on this thread
+  // (FusedHop), of values that need no allocation, fills the member's input
+  // and calls it: nothing called on the way, so that no register is saved,
+  // and the call is a jump.
   void emit_list(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
                  std::span<const Value> values, TaskId direct) override {
+    const Executor::FusedHop& hop = ex_.hop_;
+    if (hop.member == nullptr || values.size() != hop.num_fields || stream != kDefaultStream ||
+        direct.valid() || (num_anchors != 0 && ex_.emitter_.acking())) [[unlikely]] {
+      emit_routed(stream, anchors, num_anchors, values, direct);
+      return;
+    }
+    // From here on only `values` is kept for a way out: with acking off or
+    // no anchor, the anchors change nothing (emit_usual_routed).
+    if (!ex_.fill_hop_input(task_, values)) [[unlikely]] {
+      emit_usual_routed(values);
+      return;
+    }
+    bump(ex_.stats_.emitted);
+    bump(ex_.stats_.transferred);
+    run_inline(*ex_.hop_.member, ex_.transfer_.inline_envelope());
+  }
+  // emit_list's usual emit (the default stream, no tree joined, no direct
+  // task) of values that fill_hop_input could not copy.
+  [[gnu::noinline]] void emit_usual_routed(std::span<const Value> values) {
+    emit_routed(kDefaultStream, nullptr, 0, values, TaskId());
+  }
+  // Any other emit of a list. Out of line: emit_list's own path saves no
+  // register.
+  [[gnu::noinline]] void emit_routed(std::string_view stream, const Tuple* const* anchors,
+                                     std::size_t num_anchors, std::span<const Value> values,
+                                     TaskId direct) {
     const StreamRoute* route = ex_.emitter_.route_usual(stream, values.size(), direct);
     if (route == nullptr) {
       emit_unrouted(stream, anchors, num_anchors, values, direct);
@@ -273,7 +304,7 @@ void BoltExecutor::run() {
         if (checkpointing_) {
           receive(task, e);
         } else if (e.kind == MessageKind::kTuple) {
-          execute(task, e.tuple);
+          execute_input(task, e.tuple);
         }
       }
     }
@@ -325,6 +356,15 @@ void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {
   }
   call_bolt(task, input);
   bump(tick ? stats_.ticks : stats_.executed);
+}
+
+inline void BoltExecutor::execute_input(Task& task, const Tuple& input) {
+  if (--sample_countdown_ == 0) [[unlikely]] {
+    execute_sampled(task, input, false);
+    return;
+  }
+  call_bolt(task, input);
+  bump(stats_.executed);
 }
 
 std::uint32_t BoltExecutor::sample_run_for(std::uint64_t mean_ns) {
@@ -391,7 +431,7 @@ void BoltExecutor::receive(Task& task, Envelope& e) {
     on_barrier(task, static_cast<std::int64_t>(e.root()), e.task());
   } else if (e.kind == MessageKind::kTuple) {
     if (!resumed_) note_resumed(task);
-    execute(task, e.tuple);
+    execute_input(task, e.tuple);
   }
 }
 
@@ -465,6 +505,13 @@ void BoltExecutor::send_ticks() {
   next_tick_ns_ = now_ns() + tick_period_ns_;
 }
 
-void run_inline(BoltExecutor& member, Envelope& e) { member.run_one_inline(e); }
+void run_inline(BoltExecutor& member, Envelope& e) {
+  if (e.kind != MessageKind::kTuple) return;  // no checkpoints when fused
+  BoltExecutor::Task* task =
+      member.only_task_ != nullptr
+          ? member.only_task_
+          : member.tasks_[static_cast<std::size_t>(e.dest.value - member.first_task_)].get();
+  member.execute_input(*task, e.tuple);
+}
 
 }  // namespace rstorm::worker

@@ -32,8 +32,40 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   // each tuple sent, with no Values in between, whenever the stream is
   // routed once (route_usual); any other emit goes through emit_to with
   // them in a Values.
+  //
+  // An unreliable emit to a fused member run on this thread (FusedHop) of
+  // values that need no allocation fills the member's input and calls it:
+  // nothing called on the way, so that no register is saved, and the call
+  // is a jump.
   void emit_list(std::string_view stream, std::span<const Value> values, Value msg_id,
                  TaskId direct) override {
+    const Executor::FusedHop& hop = ex_.hop_;
+    if (hop.member == nullptr || values.size() != hop.num_fields || stream != kDefaultStream ||
+        direct.valid() || !msg_id.is_null()) [[unlikely]] {
+      emit_routed(stream, values, msg_id, direct);
+      return;
+    }
+    // From here on only `values` is kept for a way out (emit_usual_routed).
+    if (!ex_.fill_hop_input(task_, values)) [[unlikely]] {
+      emit_usual_routed(values);
+      return;
+    }
+    ++ex_.emits_;
+    ex_.progressed_ = true;  // no tree to wait for: the emit is the progress
+    bump(ex_.stats_.emitted);
+    bump(ex_.stats_.transferred);
+    run_inline(*ex_.hop_.member, ex_.transfer_.inline_envelope());
+  }
+  // emit_list's usual emit (the default stream, unreliable, no direct task)
+  // of values that fill_hop_input could not copy.
+  [[gnu::noinline]] void emit_usual_routed(std::span<const Value> values) {
+    Value none;
+    emit_routed(kDefaultStream, values, none, TaskId());
+  }
+  // Any other emit of a list. Out of line: emit_list's own path saves no
+  // register.
+  [[gnu::noinline]] void emit_routed(std::string_view stream, std::span<const Value> values,
+                                     Value& msg_id, TaskId direct) {
     const StreamRoute* route = ex_.emitter_.route_usual(stream, values.size(), direct);
     if (route == nullptr) {
       emit_unrouted(stream, values, msg_id, direct);

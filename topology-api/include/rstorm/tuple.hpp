@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -113,6 +114,13 @@ class MessageAnchors {
     count_ = 0;
     more_.reset();
   }
+  // clear() when that frees nothing (no entry past the first); false, with
+  // nothing done, otherwise.
+  bool clear_if_inline() {
+    if (more_) return false;
+    count_ = 0;
+    return true;
+  }
   // Replaces the entries with `n` entries whose roots are distinct (a tuple
   // anchored to a whole window: xor_in would scan for each).
   void assign_distinct(const AnchorEntry* entries, std::size_t n) {
@@ -200,6 +208,27 @@ class Tuple {
     anchors_.clear();
     ack_val_ = 0;
     completed_ = false;
+  }
+  // reset_tracking() and the values replaced by copies of `values`, on a
+  // reused tuple, when that allocates and frees nothing: it holds as many
+  // values as `values`, both hold only null, bool, int64 and double, and
+  // its anchors fit inline. No call on any path, and the copy first, with
+  // nothing else held in registers: a fused member's input is built
+  // without a register saved. False otherwise, with the values maybe
+  // partly copied: reset_tracking() and assign() then. The source is the
+  // caller's to set (set_source).
+  bool reassign_scalars(std::span<const Value> values) {
+    const std::size_t n = values.size();
+    if (values_.size() != n) return false;
+    Value* to = values_.data();
+    const Value* from = values.data();
+    for (const Value* end = from + n; from != end; ++from, ++to) {
+      if (!to->assign_if_scalar(*from)) return false;
+    }
+    if (!anchors_.clear_if_inline()) return false;
+    ack_val_ = 0;
+    completed_ = false;
+    return true;
   }
   void set_source(const StreamInfo* source, TaskId task) {
     source_ = source;

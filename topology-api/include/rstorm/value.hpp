@@ -81,6 +81,15 @@ class Value {
   ~Value() {
     if (!scalar()) destroy();
   }
+  // For the runtime: copies `o` when both are null, bool, int64 or double
+  // (a copy of 8 bytes and a tag, no call on any path); false, with nothing
+  // done, otherwise.
+  bool assign_if_scalar(const Value& o) {
+    if (!both_scalar(o)) return false;
+    bits_ = o.bits_;
+    type_ = o.type_;
+    return true;
+  }
 
   ValueType type() const { return type_; }
   bool is_null() const { return type() == ValueType::kNull; }

@@ -31,7 +31,7 @@ class BoltExecutor final : public Executor {
     Task* task = only_task_ != nullptr
                      ? only_task_
                      : tasks_[static_cast<std::size_t>(e.dest.value - first_task_)].get();
-    execute(*task, e.tuple);
+    execute(*task, e.tuple, false);
   }
   void close_inline() override;
 
@@ -52,7 +52,12 @@ class BoltExecutor final : public Executor {
   void cleanup_tasks();
   // `tick`: a tick tuple, counted apart from the inputs executed. One
   // execute in each run of sample_run_ is timed (execute_sampled).
-  void execute(Task& task, const Tuple& input, bool tick = false);
+  void execute(Task& task, const Tuple& input, bool tick);
+  // execute() of an input (not a tick), inline where it is called on the
+  // tuple path (the loop, run_inline).
+  [[gnu::always_inline]] inline void execute_input(Task& task, const Tuple& input);
+  // Runs a fused member's input by a direct call, execute_input inline.
+  friend void run_inline(BoltExecutor& member, Envelope& e);
   [[gnu::noinline]] void execute_sampled(Task& task, const Tuple& input, bool tick);
   // The bolt's execute; an exception fails the input and is reported
   // (execute_threw, out of line).

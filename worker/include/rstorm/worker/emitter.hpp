@@ -65,6 +65,14 @@ class Emitter {
     }
     return nullptr;
   }
+  // The route of every usual emit (route_usual) when it goes to one task,
+  // set in `task`; nullptr otherwise. Valid until the next pin().
+  const StreamRoute* single_usual_route(TaskId* task) const {
+    const RouteState* s = default_route_;
+    if (s == nullptr || !s->fixed || s->fixed_targets.size() != 1) return nullptr;
+    *task = s->fixed_targets[0];
+    return s->route;
+  }
   // The tasks of the last route(); valid until the next route() or pin().
   std::span<const TaskId> targets() const { return targets_view_; }
 

@@ -7,17 +7,18 @@
 // may be read from any thread at any time.
 #pragma once
 
+#include <spdlog/logger.h>
+
 #include <atomic>
 #include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
-
-#include <spdlog/logger.h>
 
 #include "rstorm/worker/emitter.hpp"
 #include "rstorm/worker/executor_stats.hpp"
@@ -179,6 +180,30 @@ class Executor {
   // A spout head's tree being emitted, shared with its fused members (on its
   // thread); nullptr when not in such a chain.
   LocalTree* local_tree_ = nullptr;
+  // The one hop of every usual emit (the default stream, routed to one
+  // task) when that task is a fused member run on this thread and acking
+  // is off: resolved at start(), so that such an emit fills the member's
+  // input and calls it with no route, batch or sink looked up.
+  // member == nullptr: none.
+  struct FusedHop {
+    BoltExecutor* member = nullptr;
+    TaskId dest;
+    const StreamInfo* info = nullptr;
+    std::size_t num_fields = 0;
+  };
+  FusedHop hop_;
+  // Fills the inline envelope as hop_'s input from `source_task` with
+  // copies of `values` (Tuple::reassign_scalars), the values first, then
+  // what it needs from hop_. False when that would allocate or free: the
+  // emit takes the routed path then.
+  [[gnu::always_inline]] bool fill_hop_input(TaskId source_task, std::span<const Value> values) {
+    Envelope& e = transfer_.inline_envelope();
+    if (!e.tuple.reassign_scalars(values)) return false;
+    e.dest = hop_.dest;
+    e.kind = MessageKind::kTuple;
+    e.tuple.set_source(hop_.info, source_task);
+    return true;
+  }
 
  private:
   std::atomic<bool> stop_{false};

@@ -69,6 +69,16 @@ class Transfer {
     if (filled_[static_cast<std::size_t>(last_)] >= batch_size_ && !backlog_) push(last_);
   }
 
+  // The fused member `dest` runs on, when its sink runs inline (bind_sinks);
+  // nullptr otherwise.
+  BoltExecutor* inline_member(TaskId dest) const {
+    return task_routes_[static_cast<std::size_t>(dest.value)].inline_member;
+  }
+  // The envelope append() hands out for a sink that runs inline: filled in
+  // place and given to run_inline() by a caller that resolved the member
+  // itself (Executor::FusedHop), without append() and commit().
+  Envelope& inline_envelope() { return inline_envelope_; }
+
   // Sends a control message (Envelope::set_control). An acking message
   // (is_acking) joins the pending batch's last acking envelope of the same
   // kind from `task` to `dest`, while that holds fewer than
