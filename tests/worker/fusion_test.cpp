@@ -410,5 +410,55 @@ TEST(Fusion, UnackedChainDeliversEveryKindOfValueExactlyAndStillRefusesWrongEmit
   ASSERT_TRUE(cluster.kill("t").is_ok());
 }
 
+// Fails its input the first time it sees a value `n` with n % `every` == 0;
+// otherwise forwards it anchored and acks it.
+BoltFactory failing_once_bolt(std::shared_ptr<Ledger> ledger, std::int64_t every) {
+  auto seen = std::make_shared<std::set<std::int64_t>>();
+  return recording_bolt(ledger, [seen, every](const Tuple& t, OutputCollector& out) {
+    const std::int64_t n = t.get_int(0);
+    if (n % every == 0 && seen->insert(n).second) {
+      out.fail(t);
+      return;
+    }
+    out.emit(t, {n});
+    out.ack(t);
+  });
+}
+
+// A fused member's anchored emits carry its input's tree: a fail further
+// down, in a member fused after it or in a bolt on its own thread, fails
+// the spout's tuple, which is replayed until it passes, exactly as often as
+// it failed.
+TEST(Fusion, AFusedMembersEmitsCarryTheTreeSoAFailDownstreamReplaysIt) {
+  constexpr std::int64_t kN = 2000;
+  auto spout = std::make_shared<Ledger>(), a = std::make_shared<Ledger>(),
+       b = std::make_shared<Ledger>(), c = std::make_shared<Ledger>();
+  auto threads = std::make_shared<Threads>();
+  TopologyBuilder builder;
+  builder.set_spout("spout", counting_spout(spout, kN, true, /*replay=*/true));
+  builder.set_bolt("a", forwarding_bolt(a, threads)).local_or_shuffle_grouping("spout");
+  builder.set_bolt("b", failing_once_bolt(b, 10)).local_or_shuffle_grouping("a");
+  builder.set_bolt("c", failing_once_bolt(c, 7)).shuffle_grouping("b");
+  auto t = builder.build();
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", fused(), *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return spout->acked_total() == kN; })) << spout->acked_total();
+  auto stats = cluster.stats("t");
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(component(*stats, "a").fused_into, "spout");
+  EXPECT_EQ(component(*stats, "b").fused_into, "a");
+  EXPECT_EQ(component(*stats, "c").fused_into, "");
+  // n % 10 == 0 fails at b; on its replay, n % 7 == 0 too fails at c.
+  std::map<std::int64_t, int> want;
+  for (std::int64_t n = 0; n < kN; ++n) {
+    const int fails = (n % 10 == 0 ? 1 : 0) + (n % 7 == 0 ? 1 : 0);
+    if (fails > 0) want[n] = fails;
+  }
+  std::lock_guard lock(spout->mutex);
+  EXPECT_EQ(spout->fails, want);
+  for (const auto& [id, times] : spout->acks) ASSERT_EQ(times, 1) << id;
+}
+
 }  // namespace
 }  // namespace rstorm

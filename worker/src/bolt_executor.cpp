@@ -42,13 +42,18 @@ class BoltExecutor::Collector final : public OutputCollector {
   // An emit that joins no tree to a fused member run on this thread
   // (FusedHop), of values that need no allocation, fills the member's input
   // and calls it: nothing called on the way, so that no register is saved,
-  // and the call is a jump.
+  // and the call is a jump. One that joins trees does the same with its
+  // anchors (emit_anchored_hop).
   void emit_list(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
                  std::span<const Value> values, TaskId direct) override {
     const Executor::FusedHop& hop = ex_.hop_;
     if (hop.member == nullptr || values.size() != hop.num_fields || stream != kDefaultStream ||
-        direct.valid() || (num_anchors != 0 && ex_.emitter_.acking())) [[unlikely]] {
+        direct.valid()) [[unlikely]] {
       emit_routed(stream, anchors, num_anchors, values, direct);
+      return;
+    }
+    if (num_anchors != 0 && ex_.emitter_.acking()) {
+      emit_anchored_hop(anchors, num_anchors, values);
       return;
     }
     // From here on only `values` is kept for a way out: with acking off or
@@ -65,6 +70,21 @@ class BoltExecutor::Collector final : public OutputCollector {
   // task) of values that fill_hop_input could not copy.
   [[gnu::noinline]] void emit_usual_routed(std::span<const Value> values) {
     emit_routed(kDefaultStream, nullptr, 0, values, TaskId());
+  }
+  // emit_list's anchored emit on the fused hop, with acking: the tuple
+  // filled in place (fill_hop_input) and anchored as emit_anchored does;
+  // the routed path when the values cannot be copied so.
+  [[gnu::noinline]] void emit_anchored_hop(const Tuple* const* anchors, std::size_t num_anchors,
+                                           std::span<const Value> values) {
+    if (!ex_.fill_hop_input(task_, values)) {
+      emit_routed(kDefaultStream, anchors, num_anchors, values, TaskId());
+      return;
+    }
+    bump(ex_.stats_.emitted);
+    bump(ex_.stats_.transferred);
+    Envelope& e = ex_.transfer_.inline_envelope();
+    anchor(e.tuple, anchors, num_anchors, ex_.emitter_);
+    run_inline(*ex_.hop_.member, e);
   }
   // Any other emit of a list. Out of line: emit_list's own path saves no
   // register.
@@ -121,22 +141,29 @@ class BoltExecutor::Collector final : public OutputCollector {
     for (std::size_t i = 0; i < n; ++i) {
       Tuple& t =
           Emitter::begin_tuple(ex_.transfer_, targets[i], &route.info, task_, values, i + 1 == n);
-      if (acking && num_anchors > kFewAnchors) {
-        anchor_many(t, anchors, num_anchors, em);
-      } else if (acking) {
-        for (std::size_t a = 0; a < num_anchors; ++a) {
-          const MessageAnchors& roots = anchors[a]->anchors();
-          if (roots.empty()) continue;
-          const std::uint64_t edge = em.next_id();
-          anchors[a]->xor_ack_val(edge);
-          for (std::size_t r = 0; r < roots.size(); ++r) {
-            t.mutable_anchors().xor_in(roots[r].root, edge);
-          }
-        }
-      }
+      if (acking) anchor(t, anchors, num_anchors, em);
       ex_.transfer_.commit();
     }
     bump(ex_.stats_.transferred, n);
+  }
+
+  // Anchors `t` to the trees of `anchors`: a new edge per anchor that
+  // belongs to any, XORed into that anchor's ack value and into t's entry
+  // for each of its roots.
+  void anchor(Tuple& t, const Tuple* const* anchors, std::size_t num_anchors, Emitter& em) {
+    if (num_anchors > kFewAnchors) {
+      anchor_many(t, anchors, num_anchors, em);
+      return;
+    }
+    for (std::size_t a = 0; a < num_anchors; ++a) {
+      const MessageAnchors& roots = anchors[a]->anchors();
+      if (roots.empty()) continue;
+      const std::uint64_t edge = em.next_id();
+      anchors[a]->xor_ack_val(edge);
+      for (std::size_t r = 0; r < roots.size(); ++r) {
+        t.mutable_anchors().xor_in(roots[r].root, edge);
+      }
+    }
   }
 
   // Anchors `t` to many tuples (a window's): the roots gathered, sorted and

@@ -49,9 +49,7 @@ void Executor::start() {
   transfer_.bind_sinks(member_sinks);
   TaskId dest;
   const StreamRoute* usual = emitter_.single_usual_route(&dest);
-  // Not with acking: emits then join trees (their edges made and XORed) on
-  // the routed path, and the hop's checks would only add to it.
-  if (usual != nullptr && transfer_.inline_member(dest) != nullptr && !emitter_.acking()) {
+  if (usual != nullptr && transfer_.inline_member(dest) != nullptr) {
     hop_ = {transfer_.inline_member(dest), dest, &usual->info, usual->info.fields.size()};
   }
   if (head_ != nullptr) return;  // runs on its head's thread

@@ -36,13 +36,18 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   // An unreliable emit to a fused member run on this thread (FusedHop) of
   // values that need no allocation fills the member's input and calls it:
   // nothing called on the way, so that no register is saved, and the call
-  // is a jump.
+  // is a jump. A reliable one does the same inside its tree
+  // (emit_tracked_hop).
   void emit_list(std::string_view stream, std::span<const Value> values, Value msg_id,
                  TaskId direct) override {
     const Executor::FusedHop& hop = ex_.hop_;
     if (hop.member == nullptr || values.size() != hop.num_fields || stream != kDefaultStream ||
-        direct.valid() || !msg_id.is_null()) [[unlikely]] {
+        direct.valid()) [[unlikely]] {
       emit_routed(stream, values, msg_id, direct);
+      return;
+    }
+    if (!msg_id.is_null()) {
+      emit_tracked_hop(values, msg_id);
       return;
     }
     // From here on only `values` is kept for a way out (emit_usual_routed).
@@ -61,6 +66,30 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   [[gnu::noinline]] void emit_usual_routed(std::span<const Value> values) {
     Value none;
     emit_routed(kDefaultStream, values, none, TaskId());
+  }
+  // emit_list's reliable emit on the fused hop: with acking, emit_tracked's
+  // tree for the hop's one task, its tuple filled in place
+  // (fill_hop_input); otherwise, or when the values cannot be copied so,
+  // the routed path.
+  [[gnu::noinline]] void emit_tracked_hop(std::span<const Value> values, Value& msg_id) {
+    Emitter& em = ex_.emitter_;
+    if (!em.acking() || !ex_.fill_hop_input(task_, values)) {
+      emit_routed(kDefaultStream, values, msg_id, TaskId());
+      return;
+    }
+    ++ex_.emits_;
+    bump(ex_.stats_.emitted);
+    const std::uint64_t root = em.next_root();
+    LocalTree* local = ex_.local_tree_;
+    if (local != nullptr) {
+      local->root = root;
+      local->acks = 0;
+    }
+    const std::uint64_t edge = em.next_id();
+    Envelope& e = ex_.transfer_.inline_envelope();
+    e.tuple.mutable_anchors().xor_in(root, edge);
+    run_inline(*ex_.hop_.member, e);
+    track_tree(root, edge, local, msg_id, 1);
   }
   // Any other emit of a list. Out of line: emit_list's own path saves no
   // register.
@@ -131,29 +160,8 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
         all_edges ^= edge;
         ex_.transfer_.commit();
       }
-      std::uint64_t init = all_edges;
-      if (local != nullptr) {
-        init ^= local->acks;
-        local->root = 0;
-      }
-      // The clock is read once per 16 reliable emits (and per loop): cheap
-      // enough for millions of emits a second, precise enough for latency.
-      if ((++ex_.clock_reads_ & 15) == 0) ex_.now_ns_ = now_ns();
-      if (local != nullptr && init == 0) {
-        // Complete already: acked after next_tuple returns, never pending.
-        ex_.completed_here_.push_back({task_index_, std::move(msg_id), ex_.now_ns_});
-        // In flight until its ack() was called: `rstorm local` ends on none.
-        ex_.store_in_flight();
-        bump(ex_.stats_.transferred, n);
-        return;
-      }
-      em.send_control(em.acker_for(root), MessageKind::kAckInit, root, init, task_);
-      Pending& p = ex_.pending_.get_or_insert(root);
-      p.msg_id = std::move(msg_id);
-      p.task = task_index_;
-      p.emitted_ns = ex_.now_ns_;
-      ++ex_.tasks_[static_cast<std::size_t>(task_index_)]->pending;
-      ex_.store_in_flight();
+      track_tree(root, all_edges, local, msg_id, n);
+      return;
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         Emitter::begin_tuple(ex_.transfer_, targets[i], &route.info, task_, values, i + 1 == n);
@@ -163,6 +171,37 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       ex_.progressed_ = true;  // no tree to wait for: the emit is the progress
     }
     bump(ex_.stats_.transferred, n);
+  }
+
+  // After a reliable emit's `n` tuples of tree `root`, with edges XORed to
+  // `all_edges`, went out (fused members ran them, acking into `local`):
+  // the tree, complete already or pending at its acker.
+  void track_tree(std::uint64_t root, std::uint64_t all_edges, LocalTree* local, Value& msg_id,
+                  std::size_t n) {
+    Emitter& em = ex_.emitter_;
+    std::uint64_t init = all_edges;
+    if (local != nullptr) {
+      init ^= local->acks;
+      local->root = 0;
+    }
+    // The clock is read once per 16 reliable emits (and per loop): cheap
+    // enough for millions of emits a second, precise enough for latency.
+    if ((++ex_.clock_reads_ & 15) == 0) ex_.now_ns_ = now_ns();
+    bump(ex_.stats_.transferred, n);
+    if (local != nullptr && init == 0) {
+      // Complete already: acked after next_tuple returns, never pending.
+      ex_.completed_here_.push_back({task_index_, std::move(msg_id), ex_.now_ns_});
+      // In flight until its ack() was called: `rstorm local` ends on none.
+      ex_.store_in_flight();
+      return;
+    }
+    em.send_control(em.acker_for(root), MessageKind::kAckInit, root, init, task_);
+    Pending& p = ex_.pending_.get_or_insert(root);
+    p.msg_id = std::move(msg_id);
+    p.task = task_index_;
+    p.emitted_ns = ex_.now_ns_;
+    ++ex_.tasks_[static_cast<std::size_t>(task_index_)]->pending;
+    ex_.store_in_flight();
   }
 
   void report_error(std::string_view message) override {

@@ -181,10 +181,9 @@ class Executor {
   // thread); nullptr when not in such a chain.
   LocalTree* local_tree_ = nullptr;
   // The one hop of every usual emit (the default stream, routed to one
-  // task) when that task is a fused member run on this thread and acking
-  // is off: resolved at start(), so that such an emit fills the member's
-  // input and calls it with no route, batch or sink looked up.
-  // member == nullptr: none.
+  // task) when that task is a fused member run on this thread: resolved at
+  // start(), so that such an emit fills the member's input and calls it
+  // with no route, batch or sink looked up. member == nullptr: none.
   struct FusedHop {
     BoltExecutor* member = nullptr;
     TaskId dest;
