@@ -520,6 +520,20 @@ TEST(LatencyBuckets, ALatencyGoesToTheFirstBucketThatHoldsIt) {
     EXPECT_EQ(B::bucket_of(B::kUpperBoundsNs[i]), i);
     EXPECT_EQ(B::bucket_of(B::kUpperBoundsNs[i] + 1), i + 1);
   }
+  // Every power of two and its neighbours, and a spread of values between:
+  // the bucket a search of the bounds finds.
+  auto searched = [](std::uint64_t ns) {
+    return static_cast<std::size_t>(
+        std::lower_bound(B::kUpperBoundsNs.begin(), B::kUpperBoundsNs.end(), ns) -
+        B::kUpperBoundsNs.begin());
+  };
+  std::vector<std::uint64_t> values{~std::uint64_t{0}};
+  for (int k = 0; k < 64; ++k) {
+    const std::uint64_t p = std::uint64_t{1} << k;
+    values.insert(values.end(), {p - 1, p, p + 1, p + p / 3});
+  }
+  for (std::uint64_t ns = 1; ns < 20'000'000'000; ns = ns * 7 / 5 + 1) values.push_back(ns);
+  for (std::uint64_t ns : values) ASSERT_EQ(B::bucket_of(ns), searched(ns)) << ns;
 }
 
 }  // namespace rstorm::worker

@@ -190,7 +190,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     bump(ex_.stats_.transferred, n);
     if (local != nullptr && init == 0) {
       // Complete already: acked after next_tuple returns, never pending.
-      ex_.completed_here_.push_back({task_index_, std::move(msg_id), ex_.now_ns_});
+      ex_.completed_here_.emplace_back(task_index_, std::move(msg_id), ex_.now_ns_);
       // In flight until its ack() was called: `rstorm local` ends on none.
       ex_.store_in_flight();
       return;
