@@ -198,11 +198,10 @@ class BoltExecutor::Collector final : public OutputCollector {
   }
 
   // Kept out of ack(), whose common cases (acking off, an unanchored input)
-  // then need no registers saved.
-  // An input of one tree that its fused spout head is emitting (the usual
-  // input of a fused chain with acking) XORs its ack into the head's local
-  // tree here; the rest goes to send_acks_on, so that this saves no
-  // register.
+  // then need no registers saved. An input of one tree that its fused spout
+  // head is emitting (the usual input of a fused chain with acking) XORs its
+  // ack into the head's local tree here; any other goes to send_acks_on,
+  // so that this saves no register either.
   [[gnu::noinline]] void send_acks(const Tuple& input) {
     const MessageAnchors& roots = input.anchors();
     LocalTree* local = ex_.local_tree_;
@@ -212,6 +211,8 @@ class BoltExecutor::Collector final : public OutputCollector {
     }
     send_acks_on(input);
   }
+  // Each root's ack: into the local tree when it is the head's, else to
+  // the root's acker.
   [[gnu::noinline]] void send_acks_on(const Tuple& input) {
     Emitter& em = ex_.emitter_;
     const MessageAnchors& roots = input.anchors();

@@ -275,7 +275,15 @@ void TopologyRuntime::start() {
   started_ = std::chrono::steady_clock::now();
   running_ = true;
   if (uploader_) uploader_->start();
-  for (auto& ex : executors_) ex->start();
+  // Fused members first: their start() binds their sinks and resolves their
+  // fused hop, which their head's thread reads from its first emit on, so
+  // that must be done before any head's thread runs.
+  for (auto& ex : executors_) {
+    if (ex->head() != nullptr) ex->start();
+  }
+  for (auto& ex : executors_) {
+    if (ex->head() == nullptr) ex->start();
+  }
 }
 
 void TopologyRuntime::activate() {

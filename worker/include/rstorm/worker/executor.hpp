@@ -76,7 +76,9 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // Starts the executor's thread, which opens its fused members (below),
-  // runs the loop, then closes them. An inline member has no thread.
+  // runs the loop, then closes them. An inline member has no thread: its
+  // start() binds its sinks and resolves its fused hop, and must come before
+  // its head's (TopologyRuntime::start starts members first).
   void start();
   // Asks the loop to end (it then closes its tasks) and wakes it.
   void stop();
