@@ -353,22 +353,24 @@ class ForwardBolt : public BasicBolt {
 // Acking off, the chain's emits pass by the fused hop: the values of every
 // kind reach the sink exactly, once each, the per-component counts are
 // exact, and an emit of the wrong arity is still refused and counted as
-// its component's error, losing nothing else.
+// its component's error, losing nothing else. The head's name sorts before
+// its members' (executors are made in name order), so its thread would run
+// before their start() if they were started in that order.
 TEST(Fusion, UnackedChainDeliversEveryKindOfValueExactlyAndStillRefusesWrongEmits) {
   static constexpr std::int64_t kN = 14000;
   auto sink = std::make_shared<Ledger>();
   TopologyBuilder builder;
   builder.set_spout(
-      "spout", [] { return std::make_unique<MixedSpout>(kN); }, 2);
+      "source", [] { return std::make_unique<MixedSpout>(kN); }, 2);
   builder
       .set_bolt(
-          "a", [] { return std::make_unique<ForwardBolt>(false); }, 2)
-      .local_or_shuffle_grouping("spout");
+          "stage1", [] { return std::make_unique<ForwardBolt>(false); }, 2)
+      .local_or_shuffle_grouping("source");
   builder
       .set_bolt(
-          "b", [] { return std::make_unique<ForwardBolt>(true); }, 2)
-      .local_or_shuffle_grouping("a");
-  builder.set_bolt("sink", recording_bolt(sink)).shuffle_grouping("b");
+          "stage2", [] { return std::make_unique<ForwardBolt>(true); }, 2)
+      .local_or_shuffle_grouping("stage1");
+  builder.set_bolt("sink", recording_bolt(sink)).shuffle_grouping("stage2");
   auto t = builder.build();
   ASSERT_TRUE(t.ok());
   Config conf = fused();
@@ -379,19 +381,19 @@ TEST(Fusion, UnackedChainDeliversEveryKindOfValueExactlyAndStillRefusesWrongEmit
       << sink->received_total();
   auto stats = cluster.stats("t");
   ASSERT_TRUE(stats.ok());
-  EXPECT_EQ(component(*stats, "a").fused_into, "spout");
-  EXPECT_EQ(component(*stats, "b").fused_into, "a");
+  EXPECT_EQ(component(*stats, "stage1").fused_into, "source");
+  EXPECT_EQ(component(*stats, "stage2").fused_into, "stage1");
   // Two spout tasks, each seq once per task; refused emits counted apart.
   constexpr std::uint64_t kRefusedBySpout = 2 * ((kN - 1) / 500 + 1);
   constexpr std::uint64_t kRefusedByEach = 2 * ((kN - 1) / 700 + 1);
-  EXPECT_EQ(component(*stats, "spout").emitted, 2u * kN);
-  EXPECT_EQ(component(*stats, "spout").errors, kRefusedBySpout);
-  EXPECT_EQ(component(*stats, "a").executed, 2u * kN);
-  EXPECT_EQ(component(*stats, "a").emitted, 2u * kN);
-  EXPECT_EQ(component(*stats, "a").transferred, 2u * kN);
-  EXPECT_EQ(component(*stats, "a").errors, kRefusedByEach);
-  EXPECT_EQ(component(*stats, "b").executed, 2u * kN);
-  EXPECT_EQ(component(*stats, "b").errors, kRefusedByEach);
+  EXPECT_EQ(component(*stats, "source").emitted, 2u * kN);
+  EXPECT_EQ(component(*stats, "source").errors, kRefusedBySpout);
+  EXPECT_EQ(component(*stats, "stage1").executed, 2u * kN);
+  EXPECT_EQ(component(*stats, "stage1").emitted, 2u * kN);
+  EXPECT_EQ(component(*stats, "stage1").transferred, 2u * kN);
+  EXPECT_EQ(component(*stats, "stage1").errors, kRefusedByEach);
+  EXPECT_EQ(component(*stats, "stage2").executed, 2u * kN);
+  EXPECT_EQ(component(*stats, "stage2").errors, kRefusedByEach);
   EXPECT_EQ(component(*stats, "sink").executed, 2u * kN);
   std::map<std::int64_t, int> seen;
   {
