@@ -90,6 +90,10 @@ class SpoutExecutor final : public Executor {
   std::vector<std::pair<int, Value>> immediate_acks_;  // acking off: ack at once
   // A tree that ran and was acked wholly inside its emit: never in pending_.
   struct CompletedHere {
+    // A constructor, not aggregate initialization: emplace_back builds one
+    // in place, and clang has no parenthesized aggregate initialization.
+    CompletedHere(int t, Value id, std::int64_t ns)
+        : task(t), msg_id(std::move(id)), emitted_ns(ns) {}
     int task;
     Value msg_id;
     std::int64_t emitted_ns;
