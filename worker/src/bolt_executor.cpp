@@ -345,7 +345,7 @@ void BoltExecutor::run() {
         if (checkpointing_) {
           receive(task, e);
         } else if (e.kind == MessageKind::kTuple) {
-          execute_input(task, e.tuple);
+          execute(task, e.tuple, false);
         }
       }
     }
@@ -390,22 +390,13 @@ inline void BoltExecutor::call_bolt(Task& task, const Tuple& input) {
   }
 }
 
-void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {
+inline void BoltExecutor::execute(Task& task, const Tuple& input, bool tick) {
   if (--sample_countdown_ == 0) [[unlikely]] {
     execute_sampled(task, input, tick);
     return;
   }
   call_bolt(task, input);
   bump(tick ? stats_.ticks : stats_.executed);
-}
-
-inline void BoltExecutor::execute_input(Task& task, const Tuple& input) {
-  if (--sample_countdown_ == 0) [[unlikely]] {
-    execute_sampled(task, input, false);
-    return;
-  }
-  call_bolt(task, input);
-  bump(stats_.executed);
 }
 
 std::uint32_t BoltExecutor::sample_run_for(std::uint64_t mean_ns) {
@@ -472,7 +463,7 @@ void BoltExecutor::receive(Task& task, Envelope& e) {
     on_barrier(task, static_cast<std::int64_t>(e.root()), e.task());
   } else if (e.kind == MessageKind::kTuple) {
     if (!resumed_) note_resumed(task);
-    execute_input(task, e.tuple);
+    execute(task, e.tuple, false);
   }
 }
 
@@ -546,13 +537,16 @@ void BoltExecutor::send_ticks() {
   next_tick_ns_ = now_ns() + tick_period_ns_;
 }
 
+void BoltExecutor::run_one_inline(Envelope& e) { run_inline(*this, e); }
+
 void run_inline(BoltExecutor& member, Envelope& e) {
   if (e.kind != MessageKind::kTuple) return;  // no checkpoints when fused
+  // Two loads to the task, not five in a chain (the head waits on them).
   BoltExecutor::Task* task =
       member.only_task_ != nullptr
           ? member.only_task_
           : member.tasks_[static_cast<std::size_t>(e.dest.value - member.first_task_)].get();
-  member.execute_input(*task, e.tuple);
+  member.execute(*task, e.tuple, false);
 }
 
 }  // namespace rstorm::worker

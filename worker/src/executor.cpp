@@ -49,9 +49,8 @@ void Executor::start() {
   transfer_.bind_sinks(member_sinks);
   TaskId dest;
   const StreamRoute* usual = emitter_.single_usual_route(&dest);
-  if (usual != nullptr && transfer_.inline_member(dest) != nullptr) {
-    hop_ = {transfer_.inline_member(dest), dest, &usual->info, usual->info.fields.size()};
-  }
+  BoltExecutor* member = usual != nullptr ? transfer_.inline_member(dest) : nullptr;
+  if (member != nullptr) hop_ = {member, dest, &usual->info, usual->info.fields.size()};
   if (head_ != nullptr) return;  // runs on its head's thread
   thread_ = std::jthread([this] {
     // "rs:<component>" (15 chars at most), so that top -H and perf name it.

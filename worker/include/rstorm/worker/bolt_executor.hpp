@@ -25,14 +25,7 @@ class BoltExecutor final : public Executor {
   // A fused member (topology.fuse.executors) runs on its head's thread.
   bool open_inline() override;
   bool can_run_inline() const override { return !has_timed_bolt_; }
-  void run_one_inline(Envelope& e) override {
-    if (e.kind != MessageKind::kTuple) return;  // no checkpoints when fused
-    // Two loads to the task, not five in a chain (the head waits on them).
-    Task* task = only_task_ != nullptr
-                     ? only_task_
-                     : tasks_[static_cast<std::size_t>(e.dest.value - first_task_)].get();
-    execute(*task, e.tuple, false);
-  }
+  void run_one_inline(Envelope& e) override;
   void close_inline() override;
 
   // The length of the next run of executes one of which is timed, for a
@@ -51,12 +44,10 @@ class BoltExecutor final : public Executor {
   bool prepare_tasks();
   void cleanup_tasks();
   // `tick`: a tick tuple, counted apart from the inputs executed. One
-  // execute in each run of sample_run_ is timed (execute_sampled).
-  void execute(Task& task, const Tuple& input, bool tick);
-  // execute() of an input (not a tick), inline where it is called on the
-  // tuple path (the loop, run_inline).
-  [[gnu::always_inline]] inline void execute_input(Task& task, const Tuple& input);
-  // Runs a fused member's input by a direct call, execute_input inline.
+  // execute in each run of sample_run_ is timed (execute_sampled). Inline
+  // where it is called on the tuple path (the loop, run_inline).
+  [[gnu::always_inline]] inline void execute(Task& task, const Tuple& input, bool tick);
+  // Runs a fused member's input by a direct call, execute inline.
   friend void run_inline(BoltExecutor& member, Envelope& e);
   [[gnu::noinline]] void execute_sampled(Task& task, const Tuple& input, bool tick);
   // The bolt's execute; an exception fails the input and is reported

@@ -190,6 +190,8 @@ class Executor {
     BoltExecutor* member = nullptr;
     TaskId dest;
     const StreamInfo* info = nullptr;
+    // info->fields.size(), kept here as RouteState::num_fields is: the
+    // emit's arity check then needs one load, not two.
     std::size_t num_fields = 0;
   };
   FusedHop hop_;
