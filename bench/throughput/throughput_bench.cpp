@@ -1,5 +1,6 @@
 // rstorm-bench-throughput: the single-worker figures Storm quotes, measured on
-// this machine. ConstSpout -> IdBolt -> NullBolt, one executor each:
+// this machine. ConstSpout -> IdBolt -> NullBolt, one executor each (or
+// --parallelism of each in the throughput runs):
 //  1. sink throughput with acking off and on, each with executors fused
 //     (topology.fuse.executors: the three run on the spout's thread) and not
 //     (median of several windows), beside a three-thread ring's;
@@ -86,11 +87,19 @@ class ConstSpout : public rstorm::Spout {
 using rstorm_bench::IdBolt;
 using rstorm_bench::NullBolt;
 
-rstorm::Topology make_topology(bool reliable, double rate, std::shared_ptr<LatencyLog> log) {
+// `parallelism`: executors of each component (the latency run, whose
+// spouts share one log, has one).
+rstorm::Topology make_topology(bool reliable, double rate, std::shared_ptr<LatencyLog> log,
+                               int parallelism = 1) {
   rstorm::TopologyBuilder b;
-  b.set_spout("spout", [=] { return std::make_unique<ConstSpout>(reliable, rate, log); });
-  b.set_bolt("id", [] { return std::make_unique<IdBolt>(); }).local_or_shuffle_grouping("spout");
-  b.set_bolt("sink", [] { return std::make_unique<NullBolt>(); }).local_or_shuffle_grouping("id");
+  b.set_spout(
+      "spout", [=] { return std::make_unique<ConstSpout>(reliable, rate, log); }, parallelism);
+  b.set_bolt(
+       "id", [] { return std::make_unique<IdBolt>(); }, parallelism)
+      .local_or_shuffle_grouping("spout");
+  b.set_bolt(
+       "sink", [] { return std::make_unique<NullBolt>(); }, parallelism)
+      .local_or_shuffle_grouping("id");
   auto t = b.build();
   if (!t.ok()) {
     std::fprintf(stderr, "bench topology invalid: %s\n", t.status().message().c_str());
@@ -111,9 +120,9 @@ struct RunShape {
   double complete_latency_ms = 0;
 };
 
-double measure_throughput(bool acking, bool fuse, int windows, std::chrono::milliseconds window,
-                          const std::vector<std::string>& extra, std::vector<double>* all,
-                          RunShape* shape) {
+double measure_throughput(bool acking, bool fuse, int parallelism, int windows,
+                          std::chrono::milliseconds window, const std::vector<std::string>& extra,
+                          std::vector<double>* all, RunShape* shape) {
   rstorm::Config conf;
   conf.set("topology.acker.executors", acking ? 1 : 0);
   conf.set("topology.fuse.executors", fuse);
@@ -122,7 +131,8 @@ double measure_throughput(bool acking, bool fuse, int windows, std::chrono::mill
     conf.set(k, v, "command line");
   }
   rstorm::LocalCluster cluster;
-  if (!cluster.submit("bench", conf, make_topology(acking, 0, nullptr)).is_ok()) std::exit(1);
+  if (!cluster.submit("bench", conf, make_topology(acking, 0, nullptr, parallelism)).is_ok())
+    std::exit(1);
   std::this_thread::sleep_for(std::chrono::seconds(1));  // warm-up
   std::vector<double> rates;
   auto last = sink_executed(cluster);
@@ -185,14 +195,19 @@ int main(int argc, char** argv) {
   app.add_option("--window-secs", window_secs, "Seconds per window (default 1)");
   app.add_option("--rate", rate, "Offered rate for the latency run, tuples/s (default 100000)");
   app.add_option("--latency-secs", latency_secs, "Seconds of the latency run (default 10)");
+  int parallelism = 1;
+  app.add_option("--parallelism", parallelism,
+                 "Executors of each component in the throughput runs (default 1; 2 runs a fused "
+                 "chain per core)")
+      ->check(CLI::Range(1, 64));
   app.add_option("-c", extra, "Extra config key=value for every run")->allow_extra_args(false);
   CLI11_PARSE(app, argc, argv);
 
   const auto window = std::chrono::milliseconds(static_cast<long long>(window_secs * 1000));
   std::printf(
-      "rstorm-bench-throughput: ConstSpout -> IdBolt -> NullBolt, one executor each, "
+      "rstorm-bench-throughput: ConstSpout -> IdBolt -> NullBolt, %d executor%s each, "
       "%u hardware threads\n",
-      std::thread::hardware_concurrency());
+      parallelism, parallelism == 1 ? "" : "s", std::thread::hardware_concurrency());
   double ring = 0;
   if (modes != "none" && !skip_ring) {
     std::vector<double> all;
@@ -211,7 +226,8 @@ int main(int argc, char** argv) {
       const double cpu0 = cpu_seconds();
       std::vector<double> all;
       RunShape shape;
-      const double median = measure_throughput(acking, fuse, windows, window, extra, &all, &shape);
+      const double median =
+          measure_throughput(acking, fuse, parallelism, windows, window, extra, &all, &shape);
       const double cpu = cpu_seconds() - cpu0;
       double total = 0;
       for (double r : all) total += r * window_secs;
