@@ -32,11 +32,7 @@ struct LatencyLog {
 };
 
 // Emits a small constant tuple as fast as it is asked, or at `rate` per second.
-// Aligned to a cache line: with --parallelism 2 the two spouts' instances,
-// made one after the other, could share a line, and each thread's ++seq_
-// would then stall the other's every access to it (acking on: 10 against
-// 20 M/s, the two chains no faster than one).
-class alignas(64) ConstSpout : public rstorm::Spout {
+class ConstSpout : public rstorm::Spout {
  public:
   ConstSpout(bool reliable, double rate, std::shared_ptr<LatencyLog> log)
       : reliable_(reliable), rate_(rate), log_(std::move(log)) {}

@@ -1,6 +1,9 @@
 // LocalCluster: submitting, naming errors, activation, ticks and shutdown.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <thread>
+
 #include "test_helpers.hpp"
 
 namespace rstorm {
@@ -184,6 +187,81 @@ TEST(LocalCluster, SpoutWithNothingToEmitIsAskedOncePerSpoutWaitPark) {
   // be asked thousands of times).
   EXPECT_LE(asked, static_cast<std::int64_t>(elapsed_ms / 50) + 2)
       << asked << " calls in " << elapsed_ms << " ms";
+}
+
+// Each executor makes its spout and bolt instances on its own thread, the one
+// that then runs them: instances of two executors made by one thread could
+// share a cache line, and each thread's writes would then stall the other.
+// Two executors of each component, not fused: every instance is opened or
+// prepared on the thread that made it, and no two executors share one.
+struct MadeAndRun {
+  std::mutex mu;
+  std::vector<std::pair<std::thread::id, std::thread::id>> spouts, bolts;
+};
+
+class ThreadSpout : public Spout {
+ public:
+  explicit ThreadSpout(std::shared_ptr<MadeAndRun> r) : r_(std::move(r)) {}
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector& c) override {
+    std::lock_guard lock(r_->mu);
+    r_->spouts.emplace_back(made_on_, std::this_thread::get_id());
+    out_ = &c;
+  }
+  void next_tuple() override {
+    if (n_ < 10) out_->emit({n_++});
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields{"n"}); }
+
+ private:
+  std::shared_ptr<MadeAndRun> r_;
+  std::thread::id made_on_ = std::this_thread::get_id();
+  SpoutOutputCollector* out_ = nullptr;
+  std::int64_t n_ = 0;
+};
+
+class ThreadBolt : public BasicBolt {
+ public:
+  explicit ThreadBolt(std::shared_ptr<MadeAndRun> r) : r_(std::move(r)) {}
+  void prepare(const Config&, const TopologyContext&) override {
+    std::lock_guard lock(r_->mu);
+    r_->bolts.emplace_back(made_on_, std::this_thread::get_id());
+  }
+  void execute(const Tuple&, BasicOutputCollector&) override {}
+  void declare_output_fields(OutputFieldsDeclarer&) override {}
+
+ private:
+  std::shared_ptr<MadeAndRun> r_;
+  std::thread::id made_on_ = std::this_thread::get_id();
+};
+
+TEST(LocalCluster, EachExecutorMakesItsInstancesOnTheThreadThatRunsThem) {
+  auto r = std::make_shared<MadeAndRun>();
+  TopologyBuilder b;
+  b.set_spout(
+      "numbers", [r] { return std::make_unique<ThreadSpout>(r); }, 2);
+  b.set_bolt(
+       "sink", [r] { return std::make_unique<ThreadBolt>(r); }, 2)
+      .shuffle_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  Config conf;
+  conf.set("topology.fuse.executors", false);
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", conf, *t).is_ok());
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(r->mu);
+    return r->spouts.size() == 2 && r->bolts.size() == 2;
+  }));
+  std::set<std::thread::id> threads;
+  std::lock_guard lock(r->mu);
+  for (const auto* made : {&r->spouts, &r->bolts}) {
+    for (const auto& [made_on, run_on] : *made) {
+      EXPECT_EQ(made_on, run_on);
+      EXPECT_NE(made_on, std::this_thread::get_id());
+      threads.insert(run_on);
+    }
+  }
+  EXPECT_EQ(threads.size(), 4u);
 }
 
 }  // namespace

@@ -252,8 +252,7 @@ class BoltExecutor::Collector final : public OutputCollector {
   std::vector<AnchorEntry> scratch_;
 };
 
-BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
-                           std::vector<std::unique_ptr<Bolt>> bolts, std::uint64_t seed)
+BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan, std::uint64_t seed)
     : Executor(env, plan, Transfer::Mode::kBlocking, std::chrono::milliseconds(50), seed) {
   const ComponentPlan& c = *plan.component;
   tick_info_ = StreamInfo{std::string(kSystemComponent), std::string(kTickStream),
@@ -261,14 +260,18 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
   const std::int64_t tick_secs = config_int(c.config, keys::kTopologyTickTupleFreqSecs, 0);
   tick_period_ns_ = tick_secs > 0 ? tick_secs * 1'000'000'000 : 0;
   checkpointing_ = env.plan->checkpoint.enabled;
-  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+  if (!plan.tasks.empty()) first_task_ = plan.tasks.front().value;
+}
+
+void BoltExecutor::make_tasks(std::vector<std::unique_ptr<Bolt>> bolts) {
+  const ComponentPlan& c = *plan_.component;
+  for (std::size_t i = 0; i < plan_.tasks.size(); ++i) {
     auto t = std::make_unique<Task>();
-    t->id = plan.tasks[i];
+    t->id = plan_.tasks[i];
     t->bolt = std::move(bolts[i]);
-    t->context = std::make_unique<TopologyContext>(env.plan->name, c.id, t->id,
-                                                   t->id.value - c.tasks.front().value,
-                                                   env.plan->layout, env.plan->user_metrics,
-                                                   env.plan->state_backend);
+    t->context = std::make_unique<TopologyContext>(
+        env_.plan->name, c.id, t->id, t->id.value - c.tasks.front().value, env_.plan->layout,
+        env_.plan->user_metrics, env_.plan->state_backend);
     t->collector = std::make_unique<Collector>(*this, t->id);
     t->basic = adapted_basic_bolt(*t->bolt);
     if (dynamic_cast<TimedBolt*>(t->bolt.get()) != nullptr) has_timed_bolt_ = true;
@@ -276,7 +279,6 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
     tasks_.push_back(std::move(t));
   }
   if (tasks_.size() == 1) only_task_ = tasks_.front().get();
-  if (!plan.tasks.empty()) first_task_ = plan.tasks.front().value;
 }
 
 BoltExecutor::~BoltExecutor() {

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <future>
 #include <optional>
 #include <string>
 #include <utility>
@@ -51,15 +52,43 @@ void Executor::start() {
   const StreamRoute* usual = emitter_.single_usual_route(&dest);
   BoltExecutor* member = usual != nullptr ? transfer_.inline_member(dest) : nullptr;
   if (member != nullptr) hop_ = {member, dest, &usual->info, usual->info.fields.size()};
-  if (head_ != nullptr) return;  // runs on its head's thread
-  thread_ = std::jthread([this] {
+  if (!thread_.joinable()) (void)launch([] { return api::Status::ok(); });
+  {
+    std::lock_guard lock(go_mutex_);
+    if (go_ == Go::kWait) go_ = head_ != nullptr ? Go::kEnd : Go::kRun;  // a member: its head's
+  }
+  go_cv_.notify_all();
+}
+
+api::Status Executor::launch(const std::function<api::Status()>& construct) {
+  std::promise<api::Status> constructed;
+  std::future<api::Status> status = constructed.get_future();
+  thread_ = std::jthread([this, &construct, &constructed] {
     // "rs:<component>" (15 chars at most), so that top -H and perf name it.
     std::string name = "rs:" + plan_.component->id;
     name.resize(std::min<std::size_t>(name.size(), 15));
     pthread_setname_np(pthread_self(), name.c_str());
+    api::Status s = api::Status::ok();
+    try {
+      s = construct();
+    } catch (const std::exception& e) {
+      s = api::Status::error("component '" + plan_.component->id + "': " + e.what());
+    } catch (...) {
+      s = api::Status::error("component '" + plan_.component->id +
+                             "': a non-standard exception while making its tasks");
+    }
+    constructed.set_value(std::move(s));  // `construct` and `constructed` end here
+    Go go;
+    {
+      std::unique_lock lock(go_mutex_);
+      go_cv_.wait(lock, [this] { return go_ != Go::kWait; });
+      go = go_;
+    }
+    if (go != Go::kRun) return;
     if (open_members()) run();
     close_members();
   });
+  return status.get();
 }
 
 bool Executor::open_members() {
@@ -77,6 +106,11 @@ void Executor::close_members() {
 void Executor::stop() {
   stop_.store(true, std::memory_order_relaxed);
   queue_.notify();
+  {
+    std::lock_guard lock(go_mutex_);
+    if (go_ == Go::kWait) go_ = Go::kEnd;
+  }
+  go_cv_.notify_all();
 }
 
 void Executor::join() {

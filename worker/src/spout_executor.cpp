@@ -221,34 +221,20 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   TaskId task_;
 };
 
-SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
-                             std::vector<std::unique_ptr<Spout>> spouts, std::uint64_t seed)
+SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan, std::uint64_t seed)
     : Executor(env, plan, Transfer::Mode::kNonBlocking, env.plan->settings.spout_wait_park, seed),
       timeout_ns_(std::chrono::nanoseconds(env.plan->settings.message_timeout).count()),
       // Half the timeout is left for queues, beyond what windows hold trees.
       latency_target_ns_(
-          (timeout_ns_ + std::min(timeout_ns_, std::chrono::nanoseconds(
-                                                   env.plan->settings.window_hold)
-                                                   .count())) /
+          (timeout_ns_ +
+           std::min(timeout_ns_,
+                    std::chrono::nanoseconds(env.plan->settings.window_hold).count())) /
           2),
       min_limit_(std::max(1.0, env.plan->settings.window_min_pending)),
       starve_ns_(std::chrono::nanoseconds(env.plan->settings.window_starve).count()),
       adaptive_(env.plan->settings.max_spout_pending == 0 && env.plan->acking()),
       burst_(env.plan->settings.batch_size) {
   sweep_period_ns_ = std::clamp<std::int64_t>(timeout_ns_ / 10, 100'000'000, 1'000'000'000);
-  const ComponentPlan& c = *plan.component;
-  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-    auto t = std::make_unique<Task>();
-    t->id = plan.tasks[i];
-    t->spout = std::move(spouts[i]);
-    t->context = std::make_unique<TopologyContext>(env.plan->name, c.id, t->id,
-                                                   t->id.value - c.tasks.front().value,
-                                                   env.plan->layout, env.plan->user_metrics,
-                                                   env.plan->state_backend);
-    t->collector = std::make_unique<Collector>(*this, static_cast<int>(i), t->id);
-    t->limit = std::max(kInitialPendingLimit, min_limit_);
-    tasks_.push_back(std::move(t));
-  }
   // A fused head with acking completes the trees that run wholly on its
   // thread itself (LocalTree); run() drops it when there are no members.
   if (env.plan->acking()) local_tree_ = &local_tree_state_;
@@ -258,8 +244,23 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
   if (coordinator_) checkpoint_parts_.assign(env.plan->task_executor.size(), 0);
   if (adaptive_) {
     stats_.pending_limit.store(
-        static_cast<std::uint64_t>(std::max(kInitialPendingLimit, min_limit_)) * tasks_.size(),
+        static_cast<std::uint64_t>(std::max(kInitialPendingLimit, min_limit_)) * plan.tasks.size(),
         std::memory_order_relaxed);
+  }
+}
+
+void SpoutExecutor::make_tasks(std::vector<std::unique_ptr<Spout>> spouts) {
+  const ComponentPlan& c = *plan_.component;
+  for (std::size_t i = 0; i < plan_.tasks.size(); ++i) {
+    auto t = std::make_unique<Task>();
+    t->id = plan_.tasks[i];
+    t->spout = std::move(spouts[i]);
+    t->context = std::make_unique<TopologyContext>(
+        env_.plan->name, c.id, t->id, t->id.value - c.tasks.front().value, env_.plan->layout,
+        env_.plan->user_metrics, env_.plan->state_backend);
+    t->collector = std::make_unique<Collector>(*this, static_cast<int>(i), t->id);
+    t->limit = std::max(kInitialPendingLimit, min_limit_);
+    tasks_.push_back(std::move(t));
   }
 }
 

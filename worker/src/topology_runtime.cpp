@@ -124,19 +124,33 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
       if (!here(static_cast<std::size_t>(ep.index))) continue;
       const std::uint64_t s = seed ^ (0x9e3779b97f4a7c15ULL * (ep.index + 1));
       std::unique_ptr<Executor> ex;
+      // The instances are made on the executor's own thread (launch).
+      api::Status made = api::Status::ok();
       if (ep.component->role == ExecutorRole::kSpout) {
-        auto spouts = make_instances<Spout>(
-            ep, [&](const std::string& id) { return topology.create_spout(id); });
-        if (!spouts.ok()) return spouts.status();
-        ex = std::make_unique<SpoutExecutor>(rt->env_, ep, std::move(spouts).value(), s);
+        auto spout_ex = std::make_unique<SpoutExecutor>(rt->env_, ep, s);
+        made = spout_ex->launch([&, e = spout_ex.get()] {
+          auto spouts = make_instances<Spout>(
+              ep, [&](const std::string& id) { return topology.create_spout(id); });
+          if (!spouts.ok()) return spouts.status();
+          e->make_tasks(std::move(spouts).value());
+          return api::Status::ok();
+        });
+        ex = std::move(spout_ex);
       } else if (ep.component->role == ExecutorRole::kBolt) {
-        auto bolts = make_instances<Bolt>(
-            ep, [&](const std::string& id) { return topology.create_bolt(id); });
-        if (!bolts.ok()) return bolts.status();
-        ex = std::make_unique<BoltExecutor>(rt->env_, ep, std::move(bolts).value(), s);
+        auto bolt_ex = std::make_unique<BoltExecutor>(rt->env_, ep, s);
+        made = bolt_ex->launch([&, e = bolt_ex.get()] {
+          auto bolts = make_instances<Bolt>(
+              ep, [&](const std::string& id) { return topology.create_bolt(id); });
+          if (!bolts.ok()) return bolts.status();
+          e->make_tasks(std::move(bolts).value());
+          return api::Status::ok();
+        });
+        ex = std::move(bolt_ex);
       } else {
         ex = std::make_unique<AckerExecutor>(rt->env_, ep, s);
+        made = ex->launch([] { return api::Status::ok(); });
       }
+      if (!made.is_ok()) return made;
       rt->env_.sinks[static_cast<std::size_t>(ep.index)] = &ex->queue();
       rt->local_index_[static_cast<std::size_t>(ep.index)] = static_cast<int>(rt->executors_.size());
       rt->executors_.push_back(std::move(ex));

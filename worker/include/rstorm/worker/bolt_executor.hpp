@@ -17,9 +17,10 @@ namespace rstorm::worker {
 
 class BoltExecutor final : public Executor {
  public:
-  // `bolts`: one instance per task of the plan, in task order.
-  BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
-               std::vector<std::unique_ptr<Bolt>> bolts, std::uint64_t seed);
+  BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan, std::uint64_t seed);
+  // The tasks, `bolts` one instance per task of the plan, in task order. On
+  // the executor's thread (Executor::launch), before start().
+  void make_tasks(std::vector<std::unique_ptr<Bolt>> bolts);
   ~BoltExecutor() override;
 
   // A fused member (topology.fuse.executors) runs on its head's thread.

@@ -11,7 +11,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -20,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "rstorm/status.hpp"
 #include "rstorm/worker/emitter.hpp"
 #include "rstorm/worker/executor_stats.hpp"
 #include "rstorm/worker/idle_strategy.hpp"
@@ -75,12 +78,23 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Starts the executor's thread, which opens its fused members (below),
-  // runs the loop, then closes them. An inline member has no thread: its
-  // start() binds its sinks and resolves its fused hop, and must come before
-  // its head's (TopologyRuntime::start starts members first).
+  // Makes the executor's thread and runs `construct` on it (the tasks'
+  // spout or bolt instances and what the executor keeps per task), so that
+  // they are allocated by the thread that writes them: glibc gives each
+  // thread its own arena, and instances of two executors made one after the
+  // other by one thread could share a cache line, each thread's writes then
+  // stalling the other (two fused chains no faster than one). Returns what
+  // `construct` returned, or threw, once it has run; the thread then waits
+  // for start() or stop(). Called once, before start().
+  api::Status launch(const std::function<api::Status()>& construct);
+  // Lets the executor's thread open its fused members (below), run the
+  // loop, then close them (launching it first when launch() was not
+  // called). An inline member runs on its head's thread: its start() binds
+  // its sinks, resolves its fused hop and lets its own thread end; it must
+  // come before its head's (TopologyRuntime::start starts members first).
   void start();
-  // Asks the loop to end (it then closes its tasks) and wakes it.
+  // Asks the loop to end (it then closes its tasks) and wakes it, or the
+  // thread waiting for start().
   void stop();
   void join();
 
@@ -221,6 +235,12 @@ class Executor {
   // runs. Set before start(), fixed after.
   const Executor* head_ = nullptr;
   std::vector<Executor*> members_;
+  // What the launched thread does once construct() has run: wait, run the
+  // loop (start), or end (stop, or a fused member's start).
+  enum class Go { kWait, kRun, kEnd };
+  std::mutex go_mutex_;
+  std::condition_variable go_cv_;
+  Go go_ = Go::kWait;  // GUARDED_BY(go_mutex_)
   std::jthread thread_;
 };
 

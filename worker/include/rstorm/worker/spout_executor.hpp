@@ -30,8 +30,10 @@ class SpoutExecutor final : public Executor {
   static constexpr double kMaxPendingLimit = 1 << 24;
 
   // `spouts`: one instance per task of the plan, in task order.
-  SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan,
-                std::vector<std::unique_ptr<Spout>> spouts, std::uint64_t seed);
+  SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan, std::uint64_t seed);
+  // The tasks, `spouts` one instance per task of the plan, in task order. On
+  // the executor's thread (Executor::launch), before start().
+  void make_tasks(std::vector<std::unique_ptr<Spout>> spouts);
   ~SpoutExecutor() override;
 
   bool finished() const override {
