@@ -3,7 +3,6 @@
 #include <pthread.h>
 
 #include <algorithm>
-#include <future>
 #include <optional>
 #include <string>
 #include <utility>
@@ -61,9 +60,8 @@ void Executor::start() {
 }
 
 api::Status Executor::launch(const std::function<api::Status()>& construct) {
-  std::promise<api::Status> constructed;
-  std::future<api::Status> status = constructed.get_future();
-  thread_ = std::jthread([this, &construct, &constructed] {
+  std::optional<api::Status> made;  // GUARDED_BY(go_mutex_)
+  thread_ = std::jthread([this, &construct, &made] {
     // "rs:<component>" (15 chars at most), so that top -H and perf name it.
     std::string name = "rs:" + plan_.component->id;
     name.resize(std::min<std::size_t>(name.size(), 15));
@@ -77,10 +75,13 @@ api::Status Executor::launch(const std::function<api::Status()>& construct) {
       s = api::Status::error("component '" + plan_.component->id +
                              "': a non-standard exception while making its tasks");
     }
-    constructed.set_value(std::move(s));  // `construct` and `constructed` end here
     Go go;
     {
       std::unique_lock lock(go_mutex_);
+      // launch() returns once this lock is let go: `construct` and `made`
+      // are not touched after it.
+      made = std::move(s);
+      go_cv_.notify_all();
       go_cv_.wait(lock, [this] { return go_ != Go::kWait; });
       go = go_;
     }
@@ -88,7 +89,9 @@ api::Status Executor::launch(const std::function<api::Status()>& construct) {
     if (open_members()) run();
     close_members();
   });
-  return status.get();
+  std::unique_lock lock(go_mutex_);
+  go_cv_.wait(lock, [&made] { return made.has_value(); });
+  return std::move(*made);
 }
 
 bool Executor::open_members() {
