@@ -2,7 +2,7 @@
 // bounded receive queue, its outgoing Transfer, its Emitter and its counters.
 // Subclasses (spout, bolt, acker) supply the loop.
 //
-// Thread contract: start/stop/join and the const accessors from the owning
+// Thread contract: launch/start/stop/join and the const accessors from the owning
 // runtime's thread; everything else runs on the executor's own thread. stats()
 // may be read from any thread at any time.
 #pragma once
