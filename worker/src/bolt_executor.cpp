@@ -269,9 +269,7 @@ void BoltExecutor::make_tasks(std::vector<std::unique_ptr<Bolt>> bolts) {
     auto t = std::make_unique<Task>();
     t->id = plan_.tasks[i];
     t->bolt = std::move(bolts[i]);
-    t->context = std::make_unique<TopologyContext>(
-        env_.plan->name, c.id, t->id, t->id.value - c.tasks.front().value, env_.plan->layout,
-        env_.plan->user_metrics, env_.plan->state_backend);
+    t->context = make_context(t->id);
     t->collector = std::make_unique<Collector>(*this, t->id);
     t->basic = adapted_basic_bolt(*t->bolt);
     if (dynamic_cast<TimedBolt*>(t->bolt.get()) != nullptr) has_timed_bolt_ = true;

@@ -120,6 +120,13 @@ void Executor::join() {
   if (thread_.joinable()) thread_.join();
 }
 
+std::unique_ptr<TopologyContext> Executor::make_context(TaskId task) const {
+  const ComponentPlan& c = *plan_.component;
+  return std::make_unique<TopologyContext>(env_.plan->name, c.id, task,
+                                           task.value - c.tasks.front().value, env_.plan->layout,
+                                           env_.plan->user_metrics, env_.plan->state_backend);
+}
+
 std::vector<RecentError> Executor::recent_errors() const {
   std::lock_guard lock(errors_mutex_);
   return {recent_errors_.begin(), recent_errors_.end()};

@@ -250,14 +250,11 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan, s
 }
 
 void SpoutExecutor::make_tasks(std::vector<std::unique_ptr<Spout>> spouts) {
-  const ComponentPlan& c = *plan_.component;
   for (std::size_t i = 0; i < plan_.tasks.size(); ++i) {
     auto t = std::make_unique<Task>();
     t->id = plan_.tasks[i];
     t->spout = std::move(spouts[i]);
-    t->context = std::make_unique<TopologyContext>(
-        env_.plan->name, c.id, t->id, t->id.value - c.tasks.front().value, env_.plan->layout,
-        env_.plan->user_metrics, env_.plan->state_backend);
+    t->context = make_context(t->id);
     t->collector = std::make_unique<Collector>(*this, static_cast<int>(i), t->id);
     t->limit = std::max(kInitialPendingLimit, min_limit_);
     tasks_.push_back(std::move(t));

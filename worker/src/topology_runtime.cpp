@@ -31,6 +31,23 @@ api::Result<std::vector<std::unique_ptr<T>>> make_instances(const ExecutorPlan& 
   return out;
 }
 
+// Makes an executor of type E (SpoutExecutor or BoltExecutor) into `out` and
+// launches its thread, which makes its tasks' instances of T with `make`.
+// Returns what that construction returned.
+template <typename E, typename T, typename Make>
+api::Status launch_with(const ExecutorEnv& env, const ExecutorPlan& ep, std::uint64_t seed,
+                        Make make, std::unique_ptr<Executor>& out) {
+  auto ex = std::make_unique<E>(env, ep, seed);
+  E* e = ex.get();
+  out = std::move(ex);
+  return e->launch([&] {
+    auto instances = make_instances<T>(ep, make);
+    if (!instances.ok()) return instances.status();
+    e->make_tasks(std::move(instances).value());
+    return api::Status::ok();
+  });
+}
+
 // Where a fused head sends its member's tuples: the member runs each tuple
 // as the head commits it, on the head's thread (a function call, no batch,
 // no queue, no wake-up), and hands its own output on at the head's flush.
@@ -127,25 +144,11 @@ api::Result<std::unique_ptr<TopologyRuntime>> TopologyRuntime::create(
       // The instances are made on the executor's own thread (launch).
       api::Status made = api::Status::ok();
       if (ep.component->role == ExecutorRole::kSpout) {
-        auto spout_ex = std::make_unique<SpoutExecutor>(rt->env_, ep, s);
-        made = spout_ex->launch([&, e = spout_ex.get()] {
-          auto spouts = make_instances<Spout>(
-              ep, [&](const std::string& id) { return topology.create_spout(id); });
-          if (!spouts.ok()) return spouts.status();
-          e->make_tasks(std::move(spouts).value());
-          return api::Status::ok();
-        });
-        ex = std::move(spout_ex);
+        made = launch_with<SpoutExecutor, Spout>(
+            rt->env_, ep, s, [&](const std::string& id) { return topology.create_spout(id); }, ex);
       } else if (ep.component->role == ExecutorRole::kBolt) {
-        auto bolt_ex = std::make_unique<BoltExecutor>(rt->env_, ep, s);
-        made = bolt_ex->launch([&, e = bolt_ex.get()] {
-          auto bolts = make_instances<Bolt>(
-              ep, [&](const std::string& id) { return topology.create_bolt(id); });
-          if (!bolts.ok()) return bolts.status();
-          e->make_tasks(std::move(bolts).value());
-          return api::Status::ok();
-        });
-        ex = std::move(bolt_ex);
+        made = launch_with<BoltExecutor, Bolt>(
+            rt->env_, ep, s, [&](const std::string& id) { return topology.create_bolt(id); }, ex);
       } else {
         ex = std::make_unique<AckerExecutor>(rt->env_, ep, s);
         made = ex->launch([] { return api::Status::ok(); });

@@ -167,6 +167,10 @@ class Executor {
   void report_error(TaskId task, std::string_view what);
   // Reports the error and marks the executor as unable to run (fatal_error()).
   void report_fatal(TaskId task, std::string_view what);
+  // The context a task of this executor is opened or prepared with (its id,
+  // its index among the component's tasks, the topology's layout, metrics
+  // and state backend). On the executor's thread (make_tasks).
+  std::unique_ptr<TopologyContext> make_context(TaskId task) const;
   // Called by run() once every task is open or prepared.
   void mark_ready() { ready_.store(true, std::memory_order_release); }
   // Checkpoints: the barrier of checkpoint `id` has reached `task` on every
