@@ -17,6 +17,11 @@ PACKAGES=(
   python3 chromium chromium-driver
 )
 BUILD_DIR=${RSTORM_BUILD_DIR:-build}
+# ccache hits for a clone in another folder too: paths under the clone are
+# hashed relative to it, and the build folder is not hashed (so debug info
+# may name the folder that compiled a cached object first).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 JOBS=${RSTORM_JOBS:-2}
 
 install_missing() {
