@@ -201,23 +201,33 @@ std::string ZooKeeperServer::log_tail() const {
 
 Status ZooKeeperServer::expire_session(std::int64_t session_id,
                                        const std::string& password) const {
-  clientid_t id{};
-  id.client_id = session_id;
-  std::memcpy(id.passwd, password.data(), std::min(password.size(), sizeof(id.passwd)));
-  zhandle_t* zh =
-      zookeeper_init(connect_string().c_str(), &ignore_events, 10000, &id, nullptr, 0);
-  if (zh == nullptr) return Status(ErrorCode::kUnavailable, "zookeeper_init failed");
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  while (zoo_state(zh) != ZOO_CONNECTED_STATE && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Attaching to the session takes its connection away from the owner, whose
+  // client reconnects at once. If the owner wins that race, our close goes out
+  // on a connection the server has already dropped and the session lives on.
+  // So attach again until the server answers that the session has expired.
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  int attempts = 0;
+  while (Clock::now() < deadline) {
+    ++attempts;
+    clientid_t id{};
+    id.client_id = session_id;
+    std::memcpy(id.passwd, password.data(), std::min(password.size(), sizeof(id.passwd)));
+    zhandle_t* zh =
+        zookeeper_init(connect_string().c_str(), &ignore_events, 10000, &id, nullptr, 0);
+    if (zh == nullptr) return Status(ErrorCode::kUnavailable, "zookeeper_init failed");
+    const auto attach_deadline = std::min(deadline, Clock::now() + std::chrono::seconds(30));
+    int state = zoo_state(zh);
+    while (state != ZOO_CONNECTED_STATE && state != ZOO_EXPIRED_SESSION_STATE &&
+           Clock::now() < attach_deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      state = zoo_state(zh);
+    }
+    zookeeper_close(zh);  // closing the shared session ends it for its owner too
+    if (state == ZOO_EXPIRED_SESSION_STATE) return Status::ok();
   }
-  const bool attached = zoo_state(zh) == ZOO_CONNECTED_STATE;
-  zookeeper_close(zh);  // closing the shared session ends it for its owner too
-  if (!attached) {
-    return Status(ErrorCode::kTimeout,
-                  "could not attach to session " + std::to_string(session_id) + " to expire it");
-  }
-  return Status::ok();
+  return Status(ErrorCode::kTimeout, "session " + std::to_string(session_id) +
+                                         " still alive after " + std::to_string(attempts) +
+                                         " attempts to expire it");
 }
 
 }  // namespace rstorm::testing

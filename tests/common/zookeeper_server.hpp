@@ -56,8 +56,9 @@ class ZooKeeperServer {
   const std::filesystem::path& log_file() const { return log_file_; }
 
   // Ends the session `session_id` on the server as a timeout would: a second
-  // client attaches to the session with its password and closes it. The owner
-  // then sees its session expire.
+  // client attaches to the session with its password and closes it, again
+  // until the server reports the session expired (the owner's reconnect can
+  // win the first race). The owner then sees its session expire.
   Status expire_session(std::int64_t session_id, const std::string& password) const;
 
   // Asks "ruok"; true when the server answers "imok".
