@@ -307,6 +307,54 @@ TEST_F(TwoWorkers, StopHandsUnsentEnvelopesToUndeliverable) {
   EXPECT_EQ(handler_a_.undelivered.load(), 778u);
 }
 
+TEST_F(TwoWorkers, StopWhileSendingEndsOnWholeFramesAndAccountsForEveryEnvelopeOnce) {
+  // A sender that stops while a write is in flight lets that write end: the
+  // receiver sees no frame cut in two, and every envelope is either delivered
+  // or handed back as undeliverable, never both.
+  CapturedLog log_c("c");
+  CountingHandler handler_c;
+  TransportOptions o = options_for("t", tasks_of_a(), log_c.logger);
+  o.stop_flush = std::chrono::seconds(120);  // the write ends well before: no timing here
+  auto c = Transport::start(*plan_, std::move(o), &handler_c);
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  const WorkerAddress address_c = (*c)->listen_address();
+  b_->set_peers({PeerWorker{address_c, tasks_of_a()}});
+  (*c)->set_peers({PeerWorker{address_b_, tasks_of_b()}});
+  // B reads slowly, so C's socket fills and its buffer with it: once a push
+  // is refused, a write is in flight that cannot end until B reads on.
+  handler_b_.slow = true;
+  constexpr std::int64_t kTuples = 1'000'000;
+  std::atomic<bool> refused{false};
+  std::thread pusher([&] {
+    worker::TupleSink* sink = (*c)->sink(address_b_);
+    worker::Batch batch;
+    for (std::int64_t seq = 0; seq < kTuples || !batch.empty();) {
+      while (batch.size() < 256 && seq < kTuples) {
+        batch.push_back(data_envelope(*plan_, seq % 2 == 0 ? 3 : 4, seq));
+        ++seq;
+      }
+      while (!sink->try_push(batch)) {
+        refused = true;
+        sink->wait_for_space(std::chrono::milliseconds(5));
+      }
+    }
+  });
+  ASSERT_TRUE(eventually([&] { return refused.load(); }));
+  std::thread stopper([&] { (*c)->stop(); });
+  handler_b_.slow = false;
+  stopper.join();
+  pusher.join();
+  ASSERT_TRUE(eventually([&] {
+    return handler_b_.delivered.load() + handler_c.undelivered.load() ==
+           static_cast<std::uint64_t>(kTuples);
+  })) << handler_b_.delivered.load()
+      << " delivered, " << handler_c.undelivered.load() << " undeliverable\nB: " << log_b_.all();
+  EXPECT_TRUE(log_b_.lines_with("truncated frame").empty()) << log_b_.all();
+  EXPECT_EQ(b_->stats().frames_rejected, 0u);
+  std::lock_guard lock(handler_b_.mutex);
+  EXPECT_EQ(handler_b_.out_of_order, 0u);
+}
+
 TEST_F(TwoWorkers, SenderNotYetListedIsRefusedAndRetriesUntilListed) {
   b_->set_peers({});  // B closes A's connection; A reconnects and is refused
   ASSERT_TRUE(eventually([&] { return a_->stats().connection_errors == 1; }));

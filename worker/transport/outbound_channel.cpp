@@ -191,6 +191,32 @@ void OutboundChannel::set_mode(Mode mode, std::string_view reason) {
   close_connection(reason);
 }
 
+void OutboundChannel::stop(std::function<void()> stopped) {
+  {
+    std::lock_guard lock(mutex_);
+    mode_.store(Mode::kStopped);
+  }
+  retry_timer_.cancel();
+  retry_pending_ = false;
+  auto c = conn_;
+  if (!c || !c->handshaken) {
+    close_connection("the transport is stopping");
+    stopped();
+    return;
+  }
+  // Connected: the write in flight ends (its handler calls end_stream), the
+  // peer reads to the end, and its close ends ours (read_header).
+  stopped_ = std::move(stopped);
+  if (!c->writing_active) end_stream(c);
+}
+
+void OutboundChannel::end_stream(const std::shared_ptr<Connection>& c) {
+  // Half-closed, not closed: a close with bytes of the peer's unread here
+  // would reset the connection, and the peer would lose what it has not read.
+  boost::system::error_code ignored;
+  c->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
 void OutboundChannel::close_connection(std::string_view reason) {
   std::vector<std::uint8_t> in_flight;
   std::size_t in_flight_data_bytes = 0;
@@ -209,6 +235,7 @@ void OutboundChannel::close_connection(std::string_view reason) {
   }
   give_up_buffered(in_flight, in_flight_data_bytes, reason);
   clear_throttles();
+  if (auto stopped = std::exchange(stopped_, nullptr)) stopped();
 }
 
 void OutboundChannel::give_up_buffered(std::vector<std::uint8_t>& in_flight,
@@ -286,6 +313,7 @@ void OutboundChannel::read_header(const std::shared_ptr<Connection>& c) {
   asio::async_read(c->stream, asio::buffer(c->header),
                    [this, c](const boost::system::error_code& ec, std::size_t) {
                      if (c != conn_) return;
+                     if (ec && stopped_) return close_connection("the transport is stopping");
                      if (ec) {
                        const bool ended =
                            ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
@@ -320,6 +348,7 @@ void OutboundChannel::read_body(const std::shared_ptr<Connection>& c, std::uint3
   asio::async_read(c->stream, asio::buffer(c->body),
                    [this, c](const boost::system::error_code& ec, std::size_t) {
                      if (c != conn_) return;
+                     if (ec && stopped_) return close_connection("the transport is stopping");
                      if (ec) {
                        TransportCounters::add(core_.counters.frames_rejected, 1);
                        return fail(c, "truncated frame: " + ec.message(), false);
@@ -456,6 +485,7 @@ void OutboundChannel::write_pending() {
                       }
                       c->writing.clear();
                       wake_producers();
+                      if (stopped_) return end_stream(c);
                       write_pending();
                     });
 }

@@ -10,16 +10,16 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "rstorm/worker/receive_queue.hpp"
 #include "worker/transport/core.hpp"
@@ -51,6 +51,12 @@ class OutboundChannel final : public worker::TupleSink {
   // (io) Listed: connect and send. Removed / stopped: close the connection and
   // give every buffered envelope up with `reason`.
   void set_mode(Mode mode, std::string_view reason);
+  // (io) The transport stops: refuses pushes at once, lets a write in flight
+  // end (so that the peer never sees a frame cut in two), ends the stream,
+  // and once the peer has read it all and closed, closes as
+  // set_mode(kStopped) does and calls `stopped`. A set_mode(kStopped) before
+  // that (the transport's deadline) closes at once and calls it too.
+  void stop(std::function<void()> stopped);
   const WorkerAddress& peer() const { return peer_; }
   // Envelopes (tuples and acker messages) written to this peer's socket.
   std::uint64_t tuples_sent() const { return tuples_sent_.load(std::memory_order_relaxed); }
@@ -80,6 +86,8 @@ class OutboundChannel final : public worker::TupleSink {
   void read_body(const std::shared_ptr<Connection>& c, std::uint32_t length);
   void on_frame(const std::shared_ptr<Connection>& c, const std::uint8_t* data, std::size_t size);
   void write_pending();
+  // (io) Stopping, nothing in flight: half-closes the connection.
+  void end_stream(const std::shared_ptr<Connection>& c);
   void fail(const std::shared_ptr<Connection>& c, const std::string& reason, bool refused);
   void close_connection(std::string_view reason);
   void apply_backpressure(const std::vector<TaskId>& tasks, bool on);
@@ -123,6 +131,7 @@ class OutboundChannel final : public worker::TupleSink {
   bool ever_connected_ = false;
   int failures_in_a_row_ = 0;
   std::atomic<std::int64_t> throttled_since_ns_{0};  // 0: not throttled
+  std::function<void()> stopped_;                    // stop() waits for the write in flight
 };
 
 }  // namespace rstorm::transport

@@ -50,6 +50,7 @@ struct Transport::Impl {
   TransportCore core;  // first: destroyed last
   tcp::acceptor acceptor;
   asio::steady_timer resend_timer{core.io};
+  asio::steady_timer stop_timer{core.io};
   int quiet_resends = 0;  // (io) resends since the throttled set was last non-empty
   std::thread io_thread;
   std::mutex mutex;  // guards channels, stopped
@@ -217,10 +218,21 @@ void Transport::stop() {
       std::lock_guard lock(m.mutex);
       for (auto& [address, c] : m.channels) channels.push_back(c.get());
     }
-    for (OutboundChannel* c : channels) {
-      c->set_mode(OutboundChannel::Mode::kStopped, "the transport is stopping");
-    }
-    m.core.io.stop();
+    // Each channel lets its write in flight end, so that no peer sees a
+    // frame cut in two, for at most options.stop_flush; then the io thread ends.
+    auto left = std::make_shared<std::size_t>(channels.size() + 1);
+    auto stopped = [&m, left] {
+      if (--*left == 0) m.core.io.stop();
+    };
+    m.stop_timer.expires_after(m.core.options.stop_flush);
+    m.stop_timer.async_wait([channels](const boost::system::error_code& ec) {
+      if (ec) return;
+      for (OutboundChannel* c : channels) {
+        c->set_mode(OutboundChannel::Mode::kStopped, "the transport is stopping");
+      }
+    });
+    for (OutboundChannel* c : channels) c->stop(stopped);
+    stopped();
   });
   if (m.io_thread.joinable()) m.io_thread.join();
 }

@@ -75,6 +75,9 @@ struct TransportOptions {
   // (storm.messaging.netty.min_wait_ms / max_wait_ms). Defaults 100 ms, 1000 ms.
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{1000};
+  // How long stop() lets the writes in flight end (so that no peer sees a
+  // frame cut in two) before it closes every connection.
+  std::chrono::milliseconds stop_flush{500};
   // Authentication (storm.messaging.netty.authentication): both ends prove
   // they hold the topology's secret (HMAC-SHA256 challenge and response, see
   // README.md) before a tuple is read; a peer that cannot is refused, and the
