@@ -1,9 +1,17 @@
 #include "common/metrics/exposer.hpp"
 
+#include <netdb.h>
 #include <openssl/crypto.h>
 #include <prometheus/exposer.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
+#include <thread>
 
 #include "common/metrics/civetweb_tls.hpp"
 #include "common/metrics/metrics_impl.hpp"
@@ -18,6 +26,26 @@ constexpr const char* kRealm = "rstorm metrics";
 // long to refuse however many of its characters are right.
 bool same_secret(const std::string& a, const std::string& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// Connects to host:port and closes at once, to wake the server's listening
+// thread; false when nothing could be connected to.
+bool knock(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+  bool connected = false;
+  for (addrinfo* a = found; a != nullptr && !connected; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    connected = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return connected;
 }
 
 }  // namespace
@@ -73,6 +101,34 @@ api::Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::stri
   return server;
 }
 
-MetricsServer::~MetricsServer() = default;
+MetricsServer::~MetricsServer() {
+  if (!impl_ || !impl_->exposer) return;
+  // civetweb's listening thread sees the stop only between two polls of its
+  // socket, up to 2 s apart, unless a connection wakes it: the server is
+  // knocked on while it stops, and stops in milliseconds.
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool stopped = false;
+  const std::string host = host_.empty() || host_ == "0.0.0.0" ? "127.0.0.1"
+                           : host_ == "::"                     ? "::1"
+                                                               : host_;
+  std::thread knocker([&] {
+    std::unique_lock lock(mutex);
+    while (!stopped) {
+      lock.unlock();
+      const bool answered = knock(host, port_);
+      lock.lock();
+      if (!answered) break;  // no longer listening
+      cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return stopped; });
+    }
+  });
+  impl_->exposer.reset();
+  {
+    std::lock_guard lock(mutex);
+    stopped = true;
+  }
+  cv.notify_all();
+  knocker.join();
+}
 
 }  // namespace rstorm::metrics

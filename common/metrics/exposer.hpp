@@ -3,9 +3,8 @@
 // basic authentication (both done by prometheus-cpp and its civetweb). Port 0
 // picks a free port; port() tells which.
 //
-// Thread contract: thread-safe after start(). Destroying it stops the server;
-// prometheus-cpp takes up to about 2 s to do so after it served a request, so
-// keep one per process.
+// Thread contract: thread-safe after start(). Destroying it stops the server
+// (within milliseconds: its listening thread is woken by a connection).
 #pragma once
 
 #include <memory>
