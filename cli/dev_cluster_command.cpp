@@ -50,7 +50,7 @@ int run_dev_cluster(DevClusterArgs& args) {
   std::cout << "Ctrl-C stops everything." << std::endl;
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  std::cout << "\nrstorm dev-cluster: stopping supervisors (and their workers), nimbus, ZooKeeper..."
+  std::cout << "\nrstorm dev-cluster: stopping nimbus, supervisors (and their workers), ZooKeeper..."
             << std::endl;
   (*cluster)->stop();
   std::cout << "rstorm dev-cluster: stopped" << std::endl;

@@ -536,11 +536,13 @@ void DevCluster::stop() {
   if (prometheus_) prometheus_->stop();
   std::vector<ProcessId> ids;
   if (ui_) terminate_processes({ui_->process}, std::chrono::seconds(10));
-  for (const auto& s : supervisors_) ids.push_back(s.process);
-  terminate_processes(ids, std::chrono::seconds(20));  // they stop their workers first
-  ids.clear();
+  // Nimbus first: stopped after the supervisors, it would see every node
+  // leave and mark each topology unschedulable on the way out.
   for (const auto& n : nimbuses_) ids.push_back(n.process);
   terminate_processes(ids, std::chrono::seconds(10));
+  ids.clear();
+  for (const auto& s : supervisors_) ids.push_back(s.process);
+  terminate_processes(ids, std::chrono::seconds(20));  // they stop their workers first
   if (zookeeper_) terminate_processes({zookeeper_->process}, std::chrono::seconds(10));
   if (own_work_dir_) {
     std::error_code ec;
