@@ -450,21 +450,27 @@ namespace {
 std::optional<Logger> thrift_logger;
 std::once_flag thrift_output_once;
 
-void thrift_output(const char* text) {
-  std::string_view line(text);
+void thrift_output(const char* text) { log_thrift_output(*thrift_logger, text); }
+
+}  // namespace
+
+void log_thrift_output(const Logger& logger, std::string_view line) {
   if (line.find("SSL_shutdown") != std::string_view::npos ||
       line.find("close failed") != std::string_view::npos) {
     return;
   }
   constexpr std::string_view kDied = "TConnectedClient died: ";
   if (auto at = line.find(kDied); at != std::string_view::npos) {
-    thrift_logger->warn("connection ended: {}", line.substr(at + kDied.size()));
+    const std::string_view what = line.substr(at + kDied.size());
+    if (what.find("SSL_accept: unexpected eof") != std::string_view::npos) {
+      logger.debug("connection closed before its TLS handshake (a port check?): {}", what);
+      return;
+    }
+    logger.warn("connection ended: {}", what);
     return;
   }
-  thrift_logger->info("thrift: {}", line);
+  logger.info("thrift: {}", line);
 }
-
-}  // namespace
 
 NimbusServer::NimbusServer(Nimbus& nimbus, Options options, Logger logger)
     : nimbus_(nimbus),

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "common/logger.hpp"
@@ -79,5 +80,11 @@ class NimbusServer {
   Listener plain_;
   Listener tls_;
 };
+
+// Logs one line of Thrift's global output (a server's connection that ended
+// badly) to `logger`: a warning, except for a client that closed before its
+// TLS handshake began (a port check, such as a load balancer's or the dev
+// cluster's), logged at debug. Echoes of the socket's close are dropped.
+void log_thrift_output(const Logger& logger, std::string_view line);
 
 }  // namespace rstorm::nimbus

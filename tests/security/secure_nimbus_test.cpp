@@ -24,6 +24,7 @@
 #include "nimbus/nimbus_client.hpp"
 #include "nimbus/nimbus_server.hpp"
 #include "rstorm_thrift/Nimbus.h"
+#include "tests/common/captured_log.hpp"
 #include "tests/common/poll.hpp"
 #include "tests/common/temp_dir.hpp"
 
@@ -271,6 +272,30 @@ bool handshake_at_most(int port, int max_version, const std::string& cert, const
   SSL_CTX_free(ctx);
   ::close(fd);
   return ok;
+}
+
+TEST(ThriftOutput, APortCheckIsLoggedAtDebugAndAFailedHandshakeAsAWarning) {
+  testing::CapturedLog log;
+  log.logger->set_level(spdlog::level::debug);
+  const Logger logger(log.logger);
+  log_thrift_output(logger,
+                    "Wed Dec  2 06:55:16 2026 TConnectedClient died: TLS handshake with "
+                    "127.0.0.1:38424 failed: SSL_accept: unexpected eof while reading");
+  log_thrift_output(logger,
+                    "Wed Dec  2 06:55:17 2026 TConnectedClient died: TLS handshake with "
+                    "127.0.0.1:38426 failed: SSL_accept: wrong version number");
+  log_thrift_output(logger, "Wed Dec  2 06:55:17 2026 TSSLSocket::close SSL_shutdown: x");
+  EXPECT_EQ(log.lines_with("debug connection closed before its TLS handshake (a port check?): "
+                           "TLS handshake with 127.0.0.1:38424")
+                .size(),
+            1u)
+      << log.all();
+  EXPECT_EQ(log.lines_with("warning connection ended: TLS handshake with 127.0.0.1:38426 failed: "
+                           "SSL_accept: wrong version number")
+                .size(),
+            1u)
+      << log.all();
+  EXPECT_TRUE(log.lines_with("SSL_shutdown").empty()) << log.all();
 }
 
 TEST_F(SecureNimbusTest, ProtocolsBelowTls12AreRefused) {
