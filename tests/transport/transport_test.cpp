@@ -372,6 +372,31 @@ TEST_F(TwoWorkers, SenderNotYetListedIsRefusedAndRetriesUntilListed) {
   EXPECT_EQ(handler_a_.undelivered.load(), 0u);
 }
 
+TEST_F(TwoWorkers, PeerNotListeningYetIsReportedAtInfoThenAsAWarningWhenItStaysSo) {
+  // A port nothing listens on: a peer still starting, then one that never does.
+  asio::io_context io;
+  tcp::acceptor probe(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const WorkerAddress silent{"127.0.0.1", probe.local_endpoint().port()};
+  probe.close();
+  a_->set_peers({PeerWorker{address_b_, tasks_of_b()}, PeerWorker{silent, {}}});
+  const std::string name = silent.to_string();
+  ASSERT_TRUE(eventually([&] {
+    return !log_a_.lines_with("warning cannot connect to worker " + name + ": ").empty();
+  })) << log_a_.all();
+  EXPECT_EQ(log_a_
+                .lines_with("info cannot connect to worker " + name +
+                            " yet: Connection refused (it may still be starting)")
+                .size(),
+            1u)
+      << log_a_.all();
+  EXPECT_EQ(log_a_
+                .lines_with("warning cannot connect to worker " + name +
+                            ": Connection refused (6 times in a row, and never connected)")
+                .size(),
+            1u)
+      << log_a_.all();
+}
+
 TEST(TransportStart, PortAlreadyTakenIsAClearError) {
   auto plan = make_test_plan();
   CapturedLog log("x");

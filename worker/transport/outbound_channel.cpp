@@ -279,7 +279,9 @@ void OutboundChannel::connect() {
             c->stream.socket(), results,
             [this, c](const boost::system::error_code& ec2, const tcp::endpoint&) {
               if (c != conn_) return;
-              if (ec2) return fail(c, ec2.message(), false);
+              if (ec2) {
+                return fail(c, ec2.message(), false, ec2 == asio::error::connection_refused);
+              }
               if (!c->stream.tls()) return on_connected(c);
               c->stream.verify_host(peer_.host);
               c->stream.async_handshake(false, [this, c](const boost::system::error_code& ec3) {
@@ -491,7 +493,7 @@ void OutboundChannel::write_pending() {
 }
 
 void OutboundChannel::fail(const std::shared_ptr<Connection>& c, const std::string& reason,
-                           bool refused) {
+                           bool refused, bool not_listening) {
   if (c != conn_) return;
   const bool was_connected = c->handshaken;
   if (was_connected) {
@@ -501,7 +503,21 @@ void OutboundChannel::fail(const std::shared_ptr<Connection>& c, const std::stri
     // knows its next push waits for the next connection.
     TransportCounters::add(core_.counters.connection_errors, 1);
   } else {
-    if (failures_in_a_row_ == 0 || refused) {
+    // A peer never reached that does not listen yet is most likely starting
+    // (a topology's workers start together): said at info, and as a warning
+    // only once it has refused kQuietRefusals connections in a row.
+    const bool starting = not_listening && !ever_connected_;
+    if (starting && failures_in_a_row_ == 0) {
+      core_.log.info(
+          "cannot connect to worker {} yet: {} (it may still be starting); retrying with "
+          "back-off up to {} ms",
+          peer_name_, reason, core_.options.reconnect_max.count());
+    } else if (starting && failures_in_a_row_ == kQuietRefusals) {
+      core_.log.warn(
+          "cannot connect to worker {}: {} ({} times in a row, and never connected); retrying "
+          "with back-off up to {} ms",
+          peer_name_, reason, failures_in_a_row_ + 1, core_.options.reconnect_max.count());
+    } else if ((failures_in_a_row_ == 0 && !starting) || refused) {
       core_.log.warn("cannot connect to worker {}: {}; retrying with back-off up to {} ms",
                      peer_name_, reason, core_.options.reconnect_max.count());
     } else {

@@ -88,7 +88,12 @@ class OutboundChannel final : public worker::TupleSink {
   void write_pending();
   // (io) Stopping, nothing in flight: half-closes the connection.
   void end_stream(const std::shared_ptr<Connection>& c);
-  void fail(const std::shared_ptr<Connection>& c, const std::string& reason, bool refused);
+  // `not_listening`: the peer's host refused the TCP connection.
+  void fail(const std::shared_ptr<Connection>& c, const std::string& reason, bool refused,
+            bool not_listening = false);
+  // A peer never reached whose host refused this many connections in a row
+  // is reported as a warning; until then, at info, as one still starting.
+  static constexpr int kQuietRefusals = 5;
   void close_connection(std::string_view reason);
   void apply_backpressure(const std::vector<TaskId>& tasks, bool on);
   // `throttled` is the peer's whole throttled set: every other task is released.
