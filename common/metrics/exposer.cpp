@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 #include <prometheus/exposer.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -41,6 +42,8 @@ bool knock(const std::string& host, int port) {
   for (addrinfo* a = found; a != nullptr && !connected; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) continue;
+    timeval timeout{0, 200'000};  // bounds connect() too: the host is one of ours
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
     connected = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
     ::close(fd);
   }
