@@ -57,10 +57,12 @@ void DataPlane::undeliverable(Batch& batch, std::string_view reason) {
   std::int64_t last = last_log_ns_.load(std::memory_order_relaxed);
   const bool stopped = stopped_.load();
   if (now - last >= 1'000'000'000 && last_log_ns_.compare_exchange_strong(last, now)) {
-    logger_->warn("[topology={}] {} envelopes not delivered ({}); {} (logged at most once a second)",
-                  runtime_.runtime().plan().name, batch.size(), reason,
-                  stopped ? "this worker is stopping: their spouts time their trees out"
-                          : "failing their tuple trees so spouts replay");
+    // A worker told to stop drops what it still held by design: said at info.
+    logger_->log(stopped ? spdlog::level::info : spdlog::level::warn,
+                 "[topology={}] {} envelopes not delivered ({}); {} (logged at most once a second)",
+                 runtime_.runtime().plan().name, batch.size(), reason,
+                 stopped ? "this worker is stopping: their spouts time their trees out"
+                         : "failing their tuple trees so spouts replay");
   }
   // Once stopped (the worker is shutting down) nobody would send the fails:
   // the spouts of other workers time these trees out.

@@ -260,8 +260,10 @@ void OutboundChannel::give_up_buffered(std::vector<std::uint8_t>& in_flight,
     core_.log.error("{} unsent frame(s) for worker {} could not be read back; their tuples will "
                     "time out", bad, peer_name_);
   }
-  core_.log.warn("{} envelope(s) buffered for worker {} are undeliverable: {}", batch.size(),
-                 peer_name_, reason);
+  // Stopping on purpose (Transport::stop), the buffer is dropped by design.
+  core_.log.log(core_.stopping ? spdlog::level::info : spdlog::level::warn,
+                "{} envelope(s) buffered for worker {} are undeliverable: {}", batch.size(),
+                peer_name_, reason);
   core_.give_up(batch, reason);
   wake_producers();
 }
