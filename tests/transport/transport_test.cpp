@@ -89,6 +89,12 @@ TEST_F(TwoWorkers, ExchangeAMillionEnvelopesWithExactCounts) {
     std::lock_guard lock(handler_a_.mutex);
     EXPECT_EQ(handler_a_.controls, static_cast<std::uint64_t>(kAcks));
   }
+  // A sender counts a tuple as sent when its write completes, which can be just after
+  // the receiver has delivered it: wait for the counter rather than read it once.
+  EXPECT_TRUE(
+      eventually([&] { return a_->stats().tuples_sent >= static_cast<std::uint64_t>(kTuples); }));
+  EXPECT_TRUE(
+      eventually([&] { return b_->stats().tuples_sent >= static_cast<std::uint64_t>(kAcks); }));
   EXPECT_EQ(a_->stats().tuples_sent, static_cast<std::uint64_t>(kTuples));
   EXPECT_EQ(b_->stats().tuples_received, static_cast<std::uint64_t>(kTuples));
   EXPECT_EQ(b_->stats().tuples_sent, static_cast<std::uint64_t>(kAcks));
