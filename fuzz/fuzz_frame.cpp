@@ -104,6 +104,9 @@ void check_control(const Plan& p, FrameType type, const ControlMessage& c) {
     case FrameType::kRefused:
       encoder.add_refused(c.reason);
       break;
+    case FrameType::kGoodbye:
+      encoder.add_goodbye(c.reason);
+      break;
     case FrameType::kBackpressure:
       if (c.state) {
         encoder.add_backpressure_state(c.tasks);

@@ -900,6 +900,26 @@ TEST_F(Codec, ControlMessagesRoundTrip) {
   EXPECT_TRUE(out.empty());
 }
 
+TEST_F(Codec, GoodbyeRoundTripsThroughBothReaders) {
+  FrameEncoder enc;
+  enc.add_goodbye("it is stopping");
+  auto frames = frames_of(enc);
+  ASSERT_EQ(frames.size(), 1u);
+  const auto* data = reinterpret_cast<const std::uint8_t*>(frames[0].data());
+  FrameDecoder dec(index_, &local_b_);
+  worker::Batch out;
+  ControlMessage fast, thrift;
+  auto t = dec.decode(data, frames[0].size(), out, fast);
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  EXPECT_EQ(*t, FrameType::kGoodbye);
+  EXPECT_EQ(fast.reason, "it is stopping");
+  auto t2 = dec.decode_with_thrift(data, frames[0].size(), out, thrift);
+  ASSERT_TRUE(t2.is_ok()) << t2.status().message();
+  EXPECT_EQ(*t2, FrameType::kGoodbye);
+  EXPECT_EQ(thrift.reason, "it is stopping");
+  EXPECT_TRUE(out.empty());
+}
+
 // ------------------------------------------------------------ malformed frames
 
 // Many anchors (a window's output): distinct roots, in whatever order, are

@@ -254,7 +254,7 @@ TEST_F(TwoWorkers, PeerRestartOnTheSamePortReconnectsAndLosesNoEnvelope) {
   ASSERT_TRUE(eventually([&] { return handler_b_.delivered.load() == 5000; }));
 
   b_.reset();  // the peer worker stops
-  ASSERT_TRUE(eventually([&] { return a_->stats().connection_errors == 1; }));
+  ASSERT_TRUE(eventually([&] { return a_->stats().peers_stopped == 1; }));
   // While it is down, the envelopes wait in A's buffer.
   ASSERT_TRUE(push_all(sink, *plan_, {3, 4}, 5000, 3000));
 
@@ -286,7 +286,7 @@ TEST_F(TwoWorkers, EnvelopesBufferedForARemovedPeerAreUndeliverable) {
   handler_a_.track_each = true;
   ASSERT_TRUE(eventually([&] { return a_->stats().connects == 1; }));
   b_.reset();
-  ASSERT_TRUE(eventually([&] { return a_->stats().connection_errors == 1; }));
+  ASSERT_TRUE(eventually([&] { return a_->stats().peers_stopped == 1; }));
   ASSERT_TRUE(push_all(a_->sink(address_b_), *plan_, {3, 4}, 0, 1234));
   a_->set_peers({});
   EXPECT_EQ(handler_a_.undelivered.load(), 1234u);
@@ -304,7 +304,7 @@ TEST_F(TwoWorkers, EnvelopesBufferedForARemovedPeerAreUndeliverable) {
 TEST_F(TwoWorkers, StopHandsUnsentEnvelopesToUndeliverable) {
   ASSERT_TRUE(eventually([&] { return a_->stats().connects == 1; }));
   b_.reset();
-  ASSERT_TRUE(eventually([&] { return a_->stats().connection_errors == 1; }));
+  ASSERT_TRUE(eventually([&] { return a_->stats().peers_stopped == 1; }));
   ASSERT_TRUE(push_all(a_->sink(address_b_), *plan_, {3}, 0, 777));
   a_->stop();
   EXPECT_EQ(handler_a_.undelivered.load(), 777u);
@@ -359,6 +359,45 @@ TEST_F(TwoWorkers, StopWhileSendingEndsOnWholeFramesAndAccountsForEveryEnvelopeO
   EXPECT_EQ(b_->stats().frames_rejected, 0u);
   std::lock_guard lock(handler_b_.mutex);
   EXPECT_EQ(handler_b_.out_of_order, 0u);
+}
+
+TEST_F(TwoWorkers, PeerThatStopsWhileWeSendSaysGoodbyeAndIsReportedAtInfoNotAsALostConnection) {
+  // A receiver that stops in order (its worker killed or rebalanced away) says
+  // goodbye: the sender reports it at info and counts it apart from lost
+  // connections, even while its write is blocked on a full socket.
+  handler_b_.slow = true;  // B reads slowly: A's socket and buffer fill
+  std::atomic<bool> refused{false}, done{false};
+  std::thread pusher([&] {
+    worker::TupleSink* sink = a_->sink(address_b_);
+    worker::Batch batch;
+    for (std::int64_t seq = 0; !done.load(); batch.clear()) {
+      for (; batch.size() < 256; ++seq) {
+        batch.push_back(data_envelope(*plan_, static_cast<std::int32_t>(3 + seq % 2), seq));
+      }
+      if (!sink->try_push(batch)) {
+        refused = true;
+        sink->wait_for_space(std::chrono::milliseconds(5));
+      }
+    }
+  });
+  ASSERT_TRUE(eventually([&] { return refused.load(); }));
+  handler_b_.slow = false;
+  b_.reset();  // the peer worker stops
+  const bool stopped = eventually([&] { return a_->stats().peers_stopped == 1; });
+  done = true;
+  pusher.join();
+  ASSERT_TRUE(stopped) << log_a_.all();
+  EXPECT_EQ(log_a_
+                .lines_with("info worker " + address_b_.to_string() +
+                            " closed the connection: it is stopping; retrying")
+                .size(),
+            1u)
+      << log_a_.all();
+  EXPECT_TRUE(log_a_.lines_with("warning").empty()) << log_a_.all();
+  EXPECT_TRUE(log_a_.lines_with("error").empty()) << log_a_.all();
+  EXPECT_EQ(a_->stats().connection_errors, 0u);
+  // What A still held for B is handed back, said at info.
+  EXPECT_GT(handler_a_.undelivered.load(), 0u);
 }
 
 TEST_F(TwoWorkers, SenderNotYetListedIsRefusedAndRetriesUntilListed) {

@@ -456,6 +456,7 @@ std::map<std::string, std::uint64_t> WorkerProcess::data_plane_counters() const 
     out["connects"] = t.connects;
     out["reconnects"] = t.reconnects;
     out["connection_errors"] = t.connection_errors;
+    out["peers_stopped"] = t.peers_stopped;
     out["frames_rejected"] = t.frames_rejected;
     out["connections_refused"] = t.connections_refused;
     out["remote_backpressure_events"] = t.remote_backpressure_events;

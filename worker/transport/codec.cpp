@@ -643,6 +643,14 @@ void FrameEncoder::add_refused(const std::string& reason) {
   s_->write_generated(f);
 }
 
+void FrameEncoder::add_goodbye(const std::string& reason) {
+  wire::Goodbye g;
+  g.__set_reason(reason);
+  wire::Frame f;
+  f.__set_goodbye(std::move(g));
+  s_->write_generated(f);
+}
+
 void FrameEncoder::add_backpressure(const std::vector<TaskId>& tasks, bool on) {
   wire::Backpressure b;
   b.tasks.reserve(tasks.size());
@@ -1183,6 +1191,9 @@ struct FrameDecoder::State {
         break;
       case FrameType::kHelloAck: c.protocol_version = f.hello_ack.protocol_version; break;
       case FrameType::kRefused: c.reason = f.refused.reason; break;
+      case FrameType::kGoodbye:
+        c.reason = f.goodbye.reason;
+        break;
       case FrameType::kBackpressure:
         c.tasks.clear();
         for (std::int32_t t : f.backpressure.tasks) c.tasks.emplace_back(t);
@@ -1240,7 +1251,7 @@ struct FrameDecoder::State {
       f.read(&limited);
       const auto& set = f.__isset;
       const int count = set.hello + set.hello_ack + set.refused + set.tuples + set.backpressure +
-                        set.challenge + set.proof;
+                        set.challenge + set.proof + set.goodbye;
       if (count != 1) fail("a frame with " + std::to_string(count) + " messages (needs 1)");
       result = set.hello          ? FrameType::kHello
                : set.hello_ack    ? FrameType::kHelloAck
@@ -1248,6 +1259,7 @@ struct FrameDecoder::State {
                : set.backpressure ? FrameType::kBackpressure
                : set.challenge    ? FrameType::kChallenge
                : set.proof        ? FrameType::kProof
+               : set.goodbye      ? FrameType::kGoodbye
                                   : FrameType::kTuples;
       if (result == FrameType::kTuples) fail("a tuple batch after another message");
       take_control(f, result, control);

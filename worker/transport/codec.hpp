@@ -30,7 +30,16 @@ namespace rstorm::transport {
 inline constexpr std::int32_t kProtocolVersion = 2;
 inline constexpr std::size_t kLengthPrefixBytes = 4;
 
-enum class FrameType { kHello, kHelloAck, kRefused, kTuples, kBackpressure, kChallenge, kProof };
+enum class FrameType {
+  kHello,
+  kHelloAck,
+  kRefused,
+  kTuples,
+  kBackpressure,
+  kChallenge,
+  kProof,
+  kGoodbye
+};
 
 // The fields of the control messages (everything but tuples).
 struct ControlMessage {
@@ -38,7 +47,7 @@ struct ControlMessage {
   std::string host;         // hello: the sender's listening address
   std::int32_t port = 0;
   std::int32_t protocol_version = 0;  // hello, hello ack
-  std::string reason;                 // refused
+  std::string reason;                 // refused, goodbye
   std::vector<TaskId> tasks;          // backpressure
   bool on = false;
   bool state = false;                 // backpressure: `tasks` is the whole throttled set
@@ -76,6 +85,7 @@ class FrameEncoder {
   void add_proof(const std::string& proof);
   void add_hello_ack();
   void add_refused(const std::string& reason);
+  void add_goodbye(const std::string& reason);
   void add_backpressure(const std::vector<TaskId>& tasks, bool on);
   // The whole set of throttled tasks (every other one released).
   void add_backpressure_state(const std::vector<TaskId>& throttled);

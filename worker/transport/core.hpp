@@ -29,7 +29,7 @@ class InboundSession;
 struct TransportCounters {
   std::atomic<std::uint64_t> frames_sent{0}, bytes_sent{0}, tuples_sent{0};
   std::atomic<std::uint64_t> frames_received{0}, bytes_received{0}, tuples_received{0};
-  std::atomic<std::uint64_t> connects{0}, reconnects{0}, connection_errors{0};
+  std::atomic<std::uint64_t> connects{0}, reconnects{0}, connection_errors{0}, peers_stopped{0};
   std::atomic<std::uint64_t> frames_rejected{0}, connections_refused{0}, undeliverable{0};
   std::atomic<std::uint64_t> remote_backpressure_events{0}, remote_throttled_ns{0};
   std::atomic<std::uint64_t> local_backpressure_events{0};

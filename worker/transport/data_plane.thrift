@@ -84,6 +84,15 @@ struct Backpressure {
   3: optional bool state
 }
 
+// Sent by a receiver that stops in order (its worker killed, rebalanced away
+// or shut down) to each sender before it closes their connection: the close
+// that follows is not a failure. Added without a protocol version bump: a
+// sender that does not know it reads it only as its peer goes away, where it
+// reported the connection lost anyway.
+struct Goodbye {
+  1: string reason
+}
+
 union Frame {
   1: Hello hello
   2: HelloAck hello_ack
@@ -92,4 +101,5 @@ union Frame {
   5: Backpressure backpressure
   6: Challenge challenge
   7: Proof proof
+  8: Goodbye goodbye
 }

@@ -4,6 +4,7 @@
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
+#include <utility>
 
 #include "worker/transport/authentication.hpp"
 
@@ -81,16 +82,22 @@ void InboundSession::read_more() {
                 "truncated frame from {}: the connection ended after {} of its {} bytes ({}); "
                 "frame dropped, closing the connection",
                 self->who(), left, want, ended ? "closed by the peer" : ec.message());
-          } else if (ended) {
+          } else if (ended || self->draining_) {
             self->core_.log.debug("connection from {} closed by the peer", self->who());
           } else {
             self->core_.log.warn("connection from {} failed: {}", self->who(),
                                  self->stream_.tls() ? explain_tls_error(ec, true) : ec.message());
           }
-          self->close("the sending worker's connection closed");
+          self->close(self->draining_ ? self->close_reason_
+                                      : "the sending worker's connection closed");
           return;
         }
         TransportCounters::add(self->core_.counters.bytes_received, n);
+        if (self->draining_) {
+          self->begin_ = self->end_;  // dropped (say_goodbye)
+          self->read_more();
+          return;
+        }
         self->end_ += n;
         self->process();
       });
@@ -249,6 +256,29 @@ void InboundSession::refuse(const std::string& why) {
   FrameEncoder encoder;
   encoder.add_refused(why);
   close_after_write_ = true;
+  close_reason_ = "refused";
+  send(encoder);
+}
+
+void InboundSession::say_goodbye(const std::string& reason, std::function<void()> done) {
+  if (closed_) {
+    done();
+    return;
+  }
+  on_closed_ = std::move(done);
+  if (!accepted_ || close_after_write_) {
+    close(reason);
+    return;
+  }
+  // The sender closes on the goodbye. Until then what it sent is read and
+  // dropped, as a close would have dropped it, but without unread bytes
+  // left to make our close a reset (which the sender could see first, as a
+  // failed write, and report as a lost connection).
+  draining_ = true;
+  begin_ = end_;  // a frame begun is dropped too
+  close_reason_ = reason;
+  FrameEncoder encoder;
+  encoder.add_goodbye("it is stopping");
   send(encoder);
 }
 
@@ -278,7 +308,7 @@ void InboundSession::write_next() {
                       }
                       self->out_.pop_front();
                       if (self->out_.empty() && self->close_after_write_) {
-                        self->close("refused");
+                        self->close(self->close_reason_);
                         return;
                       }
                       self->write_next();
@@ -292,6 +322,7 @@ void InboundSession::close(std::string_view reason) {
   if (!decoded_) batch_.clear();  // finished with, or never decoded
   core_.give_up(batch_, reason);
   core_.sessions.erase(shared_from_this());
+  if (auto done = std::exchange(on_closed_, nullptr)) done();
 }
 
 }  // namespace rstorm::transport

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,12 @@ class InboundSession : public std::enable_shared_from_this<InboundSession> {
   // Closes the connection; envelopes decoded but not yet delivered are given
   // up with `reason` (only when the transport stops).
   void close(std::string_view reason);
+  // The transport stops: tells an accepted sender so (a goodbye frame, after
+  // the frames already queued for it), so that it reports the close as the
+  // peer stopping rather than as a lost connection, reads nothing more, and
+  // closes once the goodbye is written (or at close()), with `reason` as
+  // close()'s. `done` runs when the session is closed.
+  void say_goodbye(const std::string& reason, std::function<void()> done);
   // Tells the sender the whole set of this worker's throttled tasks.
   void send_backpressure_state(const std::vector<TaskId>& throttled);
   bool accepted() const { return accepted_; }
@@ -72,6 +79,9 @@ class InboundSession : public std::enable_shared_from_this<InboundSession> {
   bool closed_ = false;
   bool accepted_ = false;
   bool close_after_write_ = false;
+  std::string close_reason_;         // close()'s, once the last queued frame is written
+  bool draining_ = false;            // said goodbye: what the sender still sends is dropped
+  std::function<void()> on_closed_;  // say_goodbye's `done`
   WorkerAddress claimed_;
   // Authentication: the hello was answered with a challenge; the sender's
   // proof is the only frame read until it is verified.

@@ -260,8 +260,9 @@ void OutboundChannel::give_up_buffered(std::vector<std::uint8_t>& in_flight,
     core_.log.error("{} unsent frame(s) for worker {} could not be read back; their tuples will "
                     "time out", bad, peer_name_);
   }
-  // Stopping on purpose (Transport::stop), the buffer is dropped by design.
-  core_.log.log(core_.stopping ? spdlog::level::info : spdlog::level::warn,
+  // Stopping on purpose (Transport::stop), or the peer did, the buffer is
+  // dropped by design.
+  core_.log.log(core_.stopping || peer_said_goodbye_ ? spdlog::level::info : spdlog::level::warn,
                 "{} envelope(s) buffered for worker {} are undeliverable: {}", batch.size(),
                 peer_name_, reason);
   core_.give_up(batch, reason);
@@ -412,6 +413,7 @@ void OutboundChannel::on_frame(const std::shared_ptr<Connection>& c, const std::
       }
       c->handshaken = true;
       failures_in_a_row_ = 0;
+      peer_said_goodbye_ = false;
       backoff_ = core_.options.reconnect_min;
       if (ever_connected_) {
         TransportCounters::add(core_.counters.reconnects, 1);
@@ -425,6 +427,9 @@ void OutboundChannel::on_frame(const std::shared_ptr<Connection>& c, const std::
       return;
     case FrameType::kRefused:
       return fail(c, "refused by the peer: " + c->control.reason, true);
+    case FrameType::kGoodbye:
+      if (!c->handshaken) return fail(c, "a goodbye before the hello ack", false);
+      return peer_stopped(c, c->control.reason);
     case FrameType::kBackpressure:
       if (c->control.state) {
         apply_backpressure_state(c->control.tasks);
@@ -531,6 +536,10 @@ void OutboundChannel::fail(const std::shared_ptr<Connection>& c, const std::stri
     c->stream.close();
   }
   ++failures_in_a_row_;
+  schedule_retry();
+}
+
+void OutboundChannel::schedule_retry() {
   if (mode_.load() != Mode::kListed || core_.stopping) return;
   retry_pending_ = true;
   retry_timer_.expires_after(backoff_);
@@ -540,6 +549,23 @@ void OutboundChannel::fail(const std::shared_ptr<Connection>& c, const std::stri
     retry_pending_ = false;
     if (mode_.load() == Mode::kListed && !conn_ && !core_.stopping) connect();
   });
+}
+
+void OutboundChannel::peer_stopped(const std::shared_ptr<Connection>& c,
+                                   const std::string& reason) {
+  // The peer reads nothing more: closing now, rather than at its close,
+  // leaves it no unread bytes to answer with a reset, and us no write to
+  // fail on one. What was buffered for it, and the write in flight, is
+  // undeliverable, as with a connection lost.
+  core_.log.info(
+      "worker {} closed the connection: {}; retrying with back-off up to {} ms while "
+      "it is in the assignment",
+      peer_name_, reason.empty() ? "it is stopping" : reason, core_.options.reconnect_max.count());
+  peer_said_goodbye_ = true;
+  close_connection("worker " + peer_name_ + " stopped");
+  TransportCounters::add(core_.counters.peers_stopped, 1);
+  ++failures_in_a_row_;
+  schedule_retry();
 }
 
 void OutboundChannel::apply_backpressure(const std::vector<TaskId>& tasks, bool on) {

@@ -91,6 +91,10 @@ class OutboundChannel final : public worker::TupleSink {
   // `not_listening`: the peer's host refused the TCP connection.
   void fail(const std::shared_ptr<Connection>& c, const std::string& reason, bool refused,
             bool not_listening = false);
+  // The peer said goodbye (it stops in order): closes the connection,
+  // reported at info, and retries while the peer stays listed.
+  void peer_stopped(const std::shared_ptr<Connection>& c, const std::string& reason);
+  void schedule_retry();
   // A peer never reached whose host refused this many connections in a row
   // is reported as a warning; until then, at info, as one still starting.
   static constexpr int kQuietRefusals = 5;
@@ -135,6 +139,7 @@ class OutboundChannel final : public worker::TupleSink {
   std::chrono::milliseconds backoff_;
   bool ever_connected_ = false;
   int failures_in_a_row_ = 0;
+  bool peer_said_goodbye_ = false;  // on the last connection, until the next one is accepted
   std::atomic<std::int64_t> throttled_since_ns_{0};  // 0: not throttled
   std::function<void()> stopped_;                    // stop() waits for the write in flight
 };

@@ -34,6 +34,7 @@ TransportStats TransportCounters::snapshot() const {
   s.connects = get(connects);
   s.reconnects = get(reconnects);
   s.connection_errors = get(connection_errors);
+  s.peers_stopped = get(peers_stopped);
   s.frames_rejected = get(frames_rejected);
   s.connections_refused = get(connections_refused);
   s.undeliverable = get(undeliverable);
@@ -212,25 +213,29 @@ void Transport::stop() {
     m.acceptor.close(ignored);
     m.resend_timer.cancel();
     auto sessions = m.core.sessions;
-    for (const auto& s : sessions) s->close("the transport is stopping");
     std::vector<OutboundChannel*> channels;
     {
       std::lock_guard lock(m.mutex);
       for (auto& [address, c] : m.channels) channels.push_back(c.get());
     }
-    // Each channel lets its write in flight end, so that no peer sees a
-    // frame cut in two, for at most options.stop_flush; then the io thread ends.
-    auto left = std::make_shared<std::size_t>(channels.size() + 1);
+    // Each sender is told this worker stops (a goodbye, so that it does not
+    // report a lost connection), and each channel lets its write in flight
+    // end, so that no peer sees a frame cut in two, for at most
+    // options.stop_flush; then the io thread ends.
+    auto left = std::make_shared<std::size_t>(sessions.size() + channels.size() + 1);
     auto stopped = [&m, left] {
       if (--*left == 0) m.core.io.stop();
     };
     m.stop_timer.expires_after(m.core.options.stop_flush);
-    m.stop_timer.async_wait([channels](const boost::system::error_code& ec) {
+    m.stop_timer.async_wait([&m, channels](const boost::system::error_code& ec) {
       if (ec) return;
+      auto unclosed = m.core.sessions;
+      for (const auto& s : unclosed) s->close("the transport is stopping");
       for (OutboundChannel* c : channels) {
         c->set_mode(OutboundChannel::Mode::kStopped, "the transport is stopping");
       }
     });
+    for (const auto& s : sessions) s->say_goodbye("the transport is stopping", stopped);
     for (OutboundChannel* c : channels) c->stop(stopped);
     stopped();
   });

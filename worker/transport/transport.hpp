@@ -124,7 +124,8 @@ struct TransportStats {
   std::uint64_t tuples_received = 0;  // envelopes decoded from peers
   std::uint64_t connects = 0;         // outgoing connections established (first time per peer)
   std::uint64_t reconnects = 0;       // outgoing connections re-established
-  std::uint64_t connection_errors = 0;
+  std::uint64_t connection_errors = 0;  // connections lost (the peer said no goodbye)
+  std::uint64_t peers_stopped = 0;      // connections a peer closed saying goodbye (it stopped)
   std::uint64_t frames_rejected = 0;  // oversized, truncated or undecodable frames
   std::uint64_t connections_refused = 0;  // wrong topology id or unknown peer
   std::uint64_t undeliverable = 0;        // envelopes handed to InboundHandler::undeliverable
