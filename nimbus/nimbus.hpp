@@ -214,6 +214,10 @@ class Nimbus {
   bool replicated_enough(const thrift::TopologyRecord& record, std::int64_t now_ms);
   Status apply_rebalance(thrift::TopologyRecord record, const PendingRebalance& pending);
   bool worker_dead(const SlotKey& slot, std::int64_t now_ms);
+  // The slots of `holding` (topologies whose workers run on but that the
+  // round does not place) that `cluster` still offers, with what they use.
+  std::vector<scheduler::SlotUsage> held_slots(
+      const std::vector<const thrift::TopologyRecord*>& holding, const scheduler::Cluster& cluster);
   void write_outcome(const thrift::TopologyRecord& record,
                      const scheduler::TopologyRequest& request,
                      const scheduler::TopologyPlacement& placement,

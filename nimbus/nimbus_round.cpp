@@ -305,8 +305,12 @@ void Nimbus::leader_round() {
   std::vector<thrift::TopologyRecord> scheduled_records;
   std::vector<std::optional<thrift::Assignment>> existing;
   std::set<SlotKey> assigned_slots;
+  // Topologies whose workers run on but that this round does not place: one
+  // being killed (until its wait ends) and one waiting to be rebalanced.
+  std::vector<const thrift::TopologyRecord*> holding;
   for (thrift::TopologyRecord& record : *records) {
     if (record.status == thrift::TopologyStatus::KILLED) {
+      holding.push_back(&record);
       std::int64_t deadline;
       {
         std::lock_guard lock(mutex_);
@@ -329,7 +333,10 @@ void Nimbus::leader_round() {
         }
         if (pending) rebalances_.erase(record.id);
       }
-      if (!pending) continue;
+      if (!pending) {
+        holding.push_back(&record);
+        continue;
+      }
       if (Status s = apply_rebalance(record, *pending); !s) {
         logger_.error("rebalance of {} failed: {}", record.id, s.message());
       }
@@ -393,17 +400,10 @@ void Nimbus::leader_round() {
     scheduled_records.push_back(record);
     existing.push_back(std::move(assignment));
   }
-  // Slots of topologies being killed stay taken until their assignment goes.
-  for (const auto& record : *records) {
-    if (record.status != thrift::TopologyStatus::KILLED) continue;
-    auto node = store_.get(paths_.assignment(record.id));
-    if (!node) continue;
-    auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment");
-    if (!a) continue;
-    std::set<std::pair<std::string, int>> slots;
-    for (const auto& e : a->executors) slots.insert({e.slot.node_id, e.slot.port});
-    for (const auto& [node_id, port] : slots) drop_port(node_id, port);
-  }
+  // Their slots, and the memory and CPU their workers use, stay taken until
+  // their assignment goes or changes: a topology placed meanwhile must not
+  // get a port a worker still listens on, nor memory it still holds.
+  cluster.used = held_slots(holding, cluster);
   auto result = scheduler::schedule(cluster, requests);
   if (!result) {
     logger_.error("scheduling failed: {}", result.error().message);
@@ -425,6 +425,50 @@ void Nimbus::leader_round() {
   for (auto it = worker_first_beat_.begin(); it != worker_first_beat_.end();) {
     it = assigned_slots.count(it->first) ? std::next(it) : worker_first_beat_.erase(it);
   }
+}
+
+std::vector<scheduler::SlotUsage> Nimbus::held_slots(
+    const std::vector<const thrift::TopologyRecord*>& holding, const scheduler::Cluster& cluster) {
+  std::vector<scheduler::SlotUsage> out;
+  std::set<std::pair<std::string, int>> taken;
+  for (const thrift::TopologyRecord* record : holding) {
+    auto node = store_.get(paths_.assignment(record->id));
+    if (!node) continue;
+    auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment");
+    if (!a) continue;
+    // What each slot's worker uses: its executors' resources, and, when this
+    // leader placed it, the worker's ackers too (the placement's figures).
+    std::map<std::pair<std::string, int>, scheduler::SlotUsage> slots;
+    for (const auto& e : a->executors) {
+      scheduler::SlotUsage& u = slots[{e.slot.node_id, e.slot.port}];
+      u.slot = scheduler::WorkerSlot{scheduler::NodeId(e.slot.node_id), e.slot.port};
+      u.topology = scheduler::TopologyId(record->id);
+      u.memory_mb += e.resources.onheap_mb + e.resources.offheap_mb;
+      u.cpu += e.resources.cpu_pcore_percent;
+      for (const auto& [name, amount] : e.resources.generic) u.generic[name] += amount;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (auto p = placements_.find(record->id); p != placements_.end()) {
+        for (const auto& w : p->second.workers) {
+          auto it = slots.find({w.slot.node.value(), w.slot.port});
+          if (it == slots.end()) continue;
+          it->second.memory_mb = std::max(it->second.memory_mb, w.heap_mb + w.offheap_mb);
+          it->second.cpu = std::max(it->second.cpu, w.cpu);
+        }
+      }
+    }
+    for (auto& [key, usage] : slots) {
+      // Only a slot the cluster still offers: a node gone (or its port) holds nothing.
+      const bool offered =
+          std::any_of(cluster.nodes.begin(), cluster.nodes.end(), [&](const auto& n) {
+            return n.id.value() == key.first &&
+                   std::find(n.ports.begin(), n.ports.end(), key.second) != n.ports.end();
+          });
+      if (offered && taken.insert(key).second) out.push_back(std::move(usage));
+    }
+  }
+  return out;
 }
 
 void Nimbus::write_outcome(const thrift::TopologyRecord& record,

@@ -452,6 +452,62 @@ TEST_F(NimbusServiceTest, RebalanceChangesExecutorsAndBumpsTheAssignment) {
       << too_many.message();
 }
 
+// A topology waiting to be rebalanced, or killed with a wait, still runs its
+// workers: their ports, and the memory and CPU they use, stay taken. One
+// submitted meanwhile is placed around them (no port assigned twice, no
+// memory counted free that a worker still holds).
+TEST_F(NimbusServiceTest, WorkersWaitingForARebalanceOrAKillKeepTheirPortsAndMemory) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  const std::map<std::string, std::string> one_worker{{"topology.worker.max.heap.size.mb", "4096"}};
+  auto a = submit("a", word_count_structure(), one_worker);
+  ASSERT_TRUE(a) << a.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*a).has_value(); }));
+  std::set<int> ports_of_a;
+  for (const auto& e : assignment(*a)->executors) ports_of_a.insert(e.slot.port);
+  thrift::RebalanceOptions options;
+  options.__set_wait_secs(3600);
+  ASSERT_TRUE(client_->rebalance("a", options));
+  ASSERT_EQ(record(*a)->status, thrift::TopologyStatus::REBALANCING);
+
+  auto b = submit("b", word_count_structure(), one_worker);
+  ASSERT_TRUE(b) << b.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*b).has_value(); }))
+      << thrift::to_string(record(*b)->status) << ": " << record(*b)->status_reason;
+  for (const auto& e : assignment(*b)->executors) {
+    EXPECT_FALSE(ports_of_a.count(e.slot.port))
+        << "port " << e.slot.port << " given to b while a's worker still runs on it";
+  }
+  auto used_on_sup1 = [&]() -> double {
+    auto cluster = client_->cluster_info();
+    if (!cluster) return -1;
+    for (const auto& s : cluster->supervisors) {
+      if (s.info.id == "sup-1") return s.used_memory_mb;
+    }
+    return -1;
+  };
+  auto assigned = [&](const std::string& id) -> double {
+    auto cluster = client_->cluster_info();
+    if (!cluster) return -1;
+    for (const auto& t : cluster->topologies) {
+      if (t.id == id) return t.assigned_memory_mb;
+    }
+    return -1;
+  };
+  ASSERT_GT(assigned(*a), 0);
+  ASSERT_GT(assigned(*b), 0);
+  EXPECT_TRUE(eventually([&] { return used_on_sup1() == assigned(*a) + assigned(*b); }))
+      << "sup-1 uses " << used_on_sup1() << " MB; a holds " << assigned(*a) << ", b "
+      << assigned(*b);
+
+  // Killed with a wait, a's workers run on until it ends: still counted.
+  ASSERT_TRUE(client_->kill_topology("a", 3600));
+  const auto rounds = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > rounds + 1; }));
+  EXPECT_EQ(used_on_sup1(), assigned(*a) + assigned(*b));
+  EXPECT_EQ(record(*a)->status, thrift::TopologyStatus::KILLED);
+}
+
 // Storm's `rebalance -r`: new resources per executor of a component, whose
 // executors are then placed where the new amounts fit (here only on the
 // empty supervisor); the structure keeps them for later rounds. Unknown
