@@ -315,6 +315,7 @@ class Nimbus {
   std::map<std::string, Download> downloads_;                       // guarded by mutex_
   std::uint64_t next_download_ = 0;                                 // guarded by mutex_
   std::vector<scheduler::NodeUsage> usage_;                         // guarded by mutex_
+  bool told_no_supervisors_ = false;  // leader round only: said it waits for one
   std::map<std::string, scheduler::TopologyPlacement> placements_;  // guarded by mutex_
   std::jthread monitor_;
 };

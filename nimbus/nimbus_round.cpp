@@ -409,14 +409,31 @@ void Nimbus::leader_round() {
     logger_.error("scheduling failed: {}", result.error().message);
     return;
   }
+  // No supervisor registered at all (a whole cluster starting, nimbus first):
+  // a placed topology keeps its assignment and status until one registers,
+  // rather than being declared unschedulable for the moment that takes.
+  const bool no_supervisors = cluster.nodes.empty();
+  auto waits = [&](std::size_t i) { return no_supervisors && existing[i].has_value(); };
+  std::size_t waiting = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (waits(i)) {
+      ++waiting;
+      continue;
+    }
     write_outcome(scheduled_records[i], requests[i], result.value().topologies[i], existing[i],
                   supervisors);
   }
+  if (waiting > 0 && !told_no_supervisors_) {
+    logger_.info(
+        "no supervisor has registered yet: {} placed topologies keep their assignments "
+        "until one does",
+        waiting);
+  }
+  told_no_supervisors_ = waiting > 0;
   std::lock_guard lock(mutex_);
   usage_ = result.value().nodes;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    placements_[scheduled_records[i].id] = result.value().topologies[i];
+    if (!waits(i)) placements_[scheduled_records[i].id] = result.value().topologies[i];
   }
   // Forget launch times of slots no longer assigned.
   for (auto it = slot_since_.begin(); it != slot_since_.end();) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -63,6 +64,24 @@ bool bindable(int& port) {
   const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
                   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
   if (ok) port = ntohs(addr.sin_port);
+  ::close(fd);
+  return ok;
+}
+
+// Whether 127.0.0.1:port can be bound by a listener that reuses addresses,
+// as every daemon's does: true also while connections of an earlier listener
+// on it linger in TIME_WAIT.
+bool listenable(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok =
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd, 1) == 0;
   ::close(fd);
   return ok;
 }
@@ -129,6 +148,12 @@ class PortClaims {
     return claimed;
   }
 
+  void release(int port) {
+    std::lock_guard lock(mutex_);
+    if (holder(port) == ::getpid()) ::unlink(file(port).c_str());
+    std::erase(ports_, port);
+  }
+
  private:
   std::string file(int port) const { return (dir_ / std::to_string(port)).string(); }
   long holder(int port) const {
@@ -144,10 +169,14 @@ class PortClaims {
 
 }  // namespace
 
-bool claim_loopback_port(int port) {
+static PortClaims& port_claims() {
   static PortClaims claims;
-  return claims.claim(port);
+  return claims;
 }
+
+bool claim_loopback_port(int port) { return port_claims().claim(port); }
+
+void release_loopback_port(int port) { port_claims().release(port); }
 
 Result<int> free_loopback_port() {
   // Below the ephemeral range: a port the system chose for us (bind to 0) is
@@ -261,7 +290,7 @@ Status DevCluster::wait_until(const DevProcess& p, const std::function<bool()>& 
 Status DevCluster::start_zookeeper() {
   const auto dir = work_dir_ / "zookeeper";
   std::filesystem::create_directories(dir / "data");
-  auto port = free_loopback_port();
+  auto port = port_for("zookeeper");
   if (!port) return port.status();
   zookeeper_port_ = *port;
   std::ofstream cfg(dir / "zoo.cfg");
@@ -282,6 +311,39 @@ Status DevCluster::start_zookeeper() {
                     "answer ruok");
 }
 
+Result<int> DevCluster::port_for(const std::string& name) {
+  const auto file = work_dir_ / "ports.json";
+  if (!ports_loaded_) {
+    ports_loaded_ = true;
+    if (auto text = worker_process::read_whole_file(file)) {
+      const auto json = nlohmann::json::parse(*text, nullptr, false);
+      if (json.is_object()) {
+        for (const auto& [key, value] : json.items()) {
+          if (value.is_number_integer()) remembered_ports_[key] = value.get<int>();
+        }
+      }
+    }
+  }
+  // A work dir used before gets the ports it had, while they are free: the
+  // cluster comes back where clients and assignments knew it.
+  int port = 0;
+  if (auto it = remembered_ports_.find(name); it != remembered_ports_.end() && it->second > 0 &&
+                                              it->second < 65536 && listenable(it->second) &&
+                                              claim_loopback_port(it->second)) {
+    port = it->second;
+  } else {
+    auto fresh = free_loopback_port();
+    if (!fresh) return fresh.status();
+    port = *fresh;
+  }
+  remembered_ports_[name] = port;
+  claimed_ports_.push_back(port);
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [key, value] : remembered_ports_) json[key] = value;
+  std::ofstream(file) << json.dump(2) << "\n";
+  return port;
+}
+
 Status DevCluster::start_all() {
   if (options_.work_dir.empty()) {
     char pattern[] = "/tmp/rstorm-dev-XXXXXX";
@@ -299,7 +361,7 @@ Status DevCluster::start_all() {
     zookeeper_port_ = std::stoi(zookeeper_connect_.substr(zookeeper_connect_.rfind(':') + 1));
   }
   for (int i = 0; i < options_.nimbuses; ++i) {
-    auto port = free_loopback_port();
+    auto port = port_for("nimbus-" + std::to_string(i + 1));
     if (!port) return port.status();
     nimbus_ports_.push_back(*port);
   }
@@ -399,7 +461,7 @@ Status DevCluster::start_all() {
     std::filesystem::create_directories(dir);
     p.log = dir / "nimbus.log";
     p.args = daemon_args(dir / "local");
-    auto metrics_port = free_loopback_port();
+    auto metrics_port = port_for(p.name + " metrics");
     if (!metrics_port) return metrics_port.status();
     nimbus_metrics_ports_.push_back(*metrics_port);
     p.args.insert(p.args.end(), {"-c", "nimbus.metrics.port=" + std::to_string(*metrics_port)});
@@ -435,7 +497,7 @@ Status DevCluster::start_all() {
   for (int i = 0; i < options_.supervisors; ++i) {
     std::vector<int> ports;
     for (int k = 0; k < options_.slots; ++k) {
-      auto port = free_loopback_port();
+      auto port = port_for(supervisor_id(i) + " slot " + std::to_string(k + 1));
       if (!port) return port.status();
       ports.push_back(*port);
     }
@@ -447,10 +509,10 @@ Status DevCluster::start_all() {
     std::filesystem::create_directories(dir);
     p.log = dir / "supervisor.log";
     p.args = daemon_args(dir);
-    auto metrics_port = free_loopback_port();
+    auto metrics_port = port_for(p.name + " metrics");
     if (!metrics_port) return metrics_port.status();
     p.args.insert(p.args.end(), {"-c", "supervisor.metrics.port=" + std::to_string(*metrics_port)});
-    auto logviewer_port = free_loopback_port();
+    auto logviewer_port = port_for(p.name + " logviewer");
     if (!logviewer_port) return logviewer_port.status();
     p.args.insert(p.args.end(), {"-c", "logviewer.port=" + std::to_string(*logviewer_port)});
     logviewer_ports_.push_back(*logviewer_port);
@@ -492,7 +554,7 @@ Status DevCluster::start_all() {
     }
   }
   if (options_.ui) {
-    auto port = free_loopback_port();
+    auto port = port_for("ui");
     if (!port) return port.status();
     ui_port_ = *port;
     DevProcess p;
@@ -544,6 +606,8 @@ void DevCluster::stop() {
   for (const auto& s : supervisors_) ids.push_back(s.process);
   terminate_processes(ids, std::chrono::seconds(20));  // they stop their workers first
   if (zookeeper_) terminate_processes({zookeeper_->process}, std::chrono::seconds(10));
+  // Free again, for a cluster started in this work dir later by this process too.
+  for (int port : claimed_ports_) release_loopback_port(port);
   if (own_work_dir_) {
     std::error_code ec;
     std::filesystem::remove_all(work_dir_, ec);

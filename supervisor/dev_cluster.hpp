@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -159,6 +160,10 @@ class DevCluster {
   // -c arguments for a daemon connecting to nimbus as `user` (secure mode).
   std::vector<std::string> tls_client_overrides(const std::string& user) const;
   Status launch(DevProcess& process);
+  // A free loopback port for `name` ("nimbus-1", "supervisor-2 slot 3"): the
+  // one it had in this work dir (<work_dir>/ports.json) while that is free,
+  // else a new one (free_loopback_port), remembered there.
+  Result<int> port_for(const std::string& name);
   Status wait_until(const DevProcess& process, const std::function<bool()>& ready,
                     const std::string& what);
   std::string tail_of(const std::filesystem::path& log) const;
@@ -179,6 +184,9 @@ class DevCluster {
   std::vector<int> logviewer_ports_;
   std::unique_ptr<DevProcess> ui_;  // null without options.ui
   int ui_port_ = 0;
+  std::map<std::string, int> remembered_ports_;  // port_for's, from ports.json
+  bool ports_loaded_ = false;
+  std::vector<int> claimed_ports_;  // port_for's, released by stop()
   std::unique_ptr<metrics::PrometheusServer> prometheus_;
   bool stopped_ = false;
 };
@@ -197,6 +205,8 @@ Result<int> free_loopback_port();
 // False when a live process (this one included) holds it; true when claimed,
 // or when the folder cannot hold claims.
 bool claim_loopback_port(int port);
+// Gives up this process's claim on `port` (a cluster that stopped using it).
+void release_loopback_port(int port);
 // Whether something accepts TCP connections on 127.0.0.1:port.
 bool loopback_port_open(int port);
 // Sends `bytes` on a new connection to 127.0.0.1:port, closes the sending side

@@ -117,6 +117,64 @@ TEST(FailoverClientTest, ListWithTheDevClusterConfigWorksAfterTheLeadingNimbusDi
   cluster->stop();
 }
 
+// `rstorm dev-cluster --work-dir W` stopped and started again comes back where
+// it was: ZooKeeper, nimbus and every slot on the ports they had (while free),
+// so the client config, the topologies' assignments and their workers' ports
+// still hold. Before, every port was new: supervisors warned that the
+// assignment used ports not theirs, and nimbus moved every executor.
+TEST(DevClusterRestartTest, SameWorkDirComesBackOnItsPortsAndRunsItsTopologyWhereItWas) {
+  char pattern[] = "/tmp/rstorm-dev-restart-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::filesystem::path work = pattern;
+  sv::DevClusterOptions o;
+  o.supervisors = 1;
+  o.racks = 1;
+  o.slots = 2;
+  o.work_dir = work;
+  o.overrides = kFastConfig;
+  int zookeeper = 0, nimbus = 0;
+  std::vector<int> slots;
+  {
+    auto first = sv::DevCluster::start(o, Logger::to_stderr("dev-restart-test"));
+    ASSERT_TRUE(first) << first.status().to_string();
+    zookeeper = (*first)->zookeeper_port();
+    nimbus = (*first)->nimbus_port(0);
+    slots = (*first)->supervisor_ports(0);
+    const std::string config = (*first)->client_config().string();
+    auto submit =
+        run_cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--config", config, "--wait"});
+    ASSERT_EQ(submit.exit_code, 0) << submit.output;
+    (*first)->stop();
+  }
+  auto again = sv::DevCluster::start(o, Logger::to_stderr("dev-restart-test"));
+  ASSERT_TRUE(again) << again.status().to_string();
+  auto& cluster = *again;
+  EXPECT_EQ(cluster->zookeeper_port(), zookeeper);
+  EXPECT_EQ(cluster->nimbus_port(0), nimbus);
+  EXPECT_EQ(cluster->supervisor_ports(0), slots);
+  const std::string config = cluster->client_config().string();
+  CliResult describe;
+  EXPECT_TRUE(eventually(
+      [&] {
+        describe = run_cli({"describe", "wc", "--config", config});
+        return describe.exit_code == 0 &&
+               describe.output.find("status: ACTIVE") != std::string::npos &&
+               describe.output.find("worker ") != std::string::npos;
+      },
+      60s))
+      << describe.output;
+  // Never re-placed: every worker came back on its slot.
+  EXPECT_NE(describe.output.find("Placement (assignment version 1)"), std::string::npos)
+      << describe.output;
+  const std::string nimbus_log = read_file(cluster->nimbus(0).log);
+  const std::string supervisor_log = read_file(cluster->supervisor(0).log);
+  EXPECT_EQ(nimbus_log.find("unschedulable"), std::string::npos) << nimbus_log;
+  EXPECT_EQ(supervisor_log.find("which is not a slot of this supervisor"), std::string::npos)
+      << supervisor_log;
+  cluster->stop();
+  std::filesystem::remove_all(work);
+}
+
 TEST(FailoverClientTest, MalformedNimbusSeedIsAUsageErrorNamingTheEntry) {
   auto r = run_cli({"list", "-c", "nimbus.seeds=[\"a:b:c\"]"});
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -452,6 +452,41 @@ TEST_F(NimbusServiceTest, RebalanceChangesExecutorsAndBumpsTheAssignment) {
       << too_many.message();
 }
 
+// A whole cluster restarting brings nimbus up before the supervisors: while
+// none is registered, a placed topology keeps its assignment and status
+// rather than being declared unschedulable; once one registers it is placed
+// where it was.
+TEST_F(NimbusServiceTest, PlacedTopologyWaitsForTheFirstSupervisorWithoutBecomingUnschedulable) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  const auto before = *assignment(*id);
+  s1.reset();  // its session ends: no supervisor at all
+  const auto rounds = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > rounds + 2; }));
+  EXPECT_EQ(record(*id)->status, thrift::TopologyStatus::ACTIVE) << record(*id)->status_reason;
+  ASSERT_TRUE(assignment(*id).has_value());
+  EXPECT_EQ(assignment(*id)->version, before.version);
+  s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  const auto again = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > again + 1; }));
+  EXPECT_EQ(record(*id)->status, thrift::TopologyStatus::ACTIVE);
+  EXPECT_EQ(assignment(*id)->executors, before.executors);
+  // One never placed still says why it is not.
+  auto s = word_count_structure();
+  s.name = "late";
+  s1.reset();
+  auto late = submit("late", s);
+  ASSERT_TRUE(late) << late.status().to_string();
+  ASSERT_TRUE(eventually([&] {
+    auto r = record(*late);
+    return r && r->status == thrift::TopologyStatus::UNSCHEDULABLE;
+  }));
+}
+
 // A topology waiting to be rebalanced, or killed with a wait, still runs its
 // workers: their ports, and the memory and CPU they use, stay taken. One
 // submitted meanwhile is placed around them (no port assigned twice, no
