@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/cluster_paths.hpp"
+#include "common/config_loader.hpp"
 #include "common/security/certificates.hpp"
 #include "common/security/secrets.hpp"
 #include "common/zookeeper_store.hpp"
@@ -409,13 +410,26 @@ Status DevCluster::start_all() {
       std::ofstream yaml(user_config(user));
       yaml << base_yaml << tls_client_yaml(user);
     }
-    // The daemons' own config: also the ZooKeeper digest, which users never see.
+    // The daemons' own config: also the ZooKeeper digest, which users never
+    // see. A work dir used before keeps its digest: the nodes in its
+    // ZooKeeper data carry ACLs for it.
+    zookeeper_auth_payload_.clear();
+    if (std::filesystem::exists(daemon_config())) {
+      ConfigLoadOptions lo;
+      lo.config_file = daemon_config();
+      lo.search = false;
+      if (auto before = load_config(lo); before && before->find("storm.zookeeper.auth.payload")) {
+        zookeeper_auth_payload_ = before->get_string("storm.zookeeper.auth.payload");
+      }
+    }
+    if (zookeeper_auth_payload_.empty()) {
+      zookeeper_auth_payload_ = "rstorm:" + security::to_hex(security::random_bytes(16));
+    }
     std::ofstream yaml(daemon_config());
     std::error_code ec;
     std::filesystem::permissions(
         daemon_config(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
         ec);
-    zookeeper_auth_payload_ = "rstorm:" + security::to_hex(security::random_bytes(16));
     yaml << base_yaml << "# the daemons' ZooKeeper digest: their nodes are closed to others\n"
          << "storm.zookeeper.auth.scheme: \"digest\"\n"
          << "storm.zookeeper.auth.payload: \"" << zookeeper_auth_payload_ << "\"\n";

@@ -175,6 +175,44 @@ TEST(DevClusterRestartTest, SameWorkDirComesBackOnItsPortsAndRunsItsTopologyWher
   std::filesystem::remove_all(work);
 }
 
+// The same in secure mode: the daemons' ZooKeeper digest is the one the
+// nodes in the work dir's ZooKeeper data were created with (a new one each
+// start made nimbus fail: "ZooKeeper refused to create node ... its ACL does
+// not allow this client").
+TEST(DevClusterRestartTest, SecureClusterStartsAgainInItsWorkDirWithItsTopology) {
+  char pattern[] = "/tmp/rstorm-dev-restart-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::filesystem::path work = pattern;
+  sv::DevClusterOptions o;
+  o.supervisors = 1;
+  o.racks = 1;
+  o.slots = 2;
+  o.work_dir = work;
+  o.secure = true;
+  o.overrides = kFastConfig;
+  {
+    auto first = sv::DevCluster::start(o, Logger::to_stderr("dev-restart-test"));
+    ASSERT_TRUE(first) << first.status().to_string();
+    auto submit = run_cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--config",
+                           (*first)->client_config().string(), "--wait"});
+    ASSERT_EQ(submit.exit_code, 0) << submit.output;
+    (*first)->stop();
+  }
+  auto again = sv::DevCluster::start(o, Logger::to_stderr("dev-restart-test"));
+  ASSERT_TRUE(again) << again.status().to_string();
+  CliResult describe;
+  EXPECT_TRUE(eventually(
+      [&] {
+        describe = run_cli({"describe", "wc", "--config", (*again)->client_config().string()});
+        return describe.exit_code == 0 &&
+               describe.output.find("status: ACTIVE") != std::string::npos;
+      },
+      60s))
+      << describe.output;
+  (*again)->stop();
+  std::filesystem::remove_all(work);
+}
+
 TEST(FailoverClientTest, MalformedNimbusSeedIsAUsageErrorNamingTheEntry) {
   auto r = run_cli({"list", "-c", "nimbus.seeds=[\"a:b:c\"]"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
