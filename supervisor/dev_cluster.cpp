@@ -312,7 +312,7 @@ Status DevCluster::start_zookeeper() {
                     "answer ruok");
 }
 
-Result<int> DevCluster::port_for(const std::string& name) {
+Result<int> DevCluster::port_for(const std::string& name, int companion_offset) {
   const auto file = work_dir_ / "ports.json";
   if (!ports_loaded_) {
     ports_loaded_ = true;
@@ -325,24 +325,53 @@ Result<int> DevCluster::port_for(const std::string& name) {
       }
     }
   }
+  // `port`, already claimed, with its companion free and claimed too (or
+  // none asked); otherwise `port` is given up.
+  auto with_companion = [&](int port) {
+    if (companion_offset <= 0) return true;
+    const int companion = port + companion_offset;
+    if (companion < 65536 && listenable(companion) && claim_loopback_port(companion)) return true;
+    release_loopback_port(port);
+    return false;
+  };
   // A work dir used before gets the ports it had, while they are free: the
   // cluster comes back where clients and assignments knew it.
   int port = 0;
-  if (auto it = remembered_ports_.find(name); it != remembered_ports_.end() && it->second > 0 &&
-                                              it->second < 65536 && listenable(it->second) &&
-                                              claim_loopback_port(it->second)) {
+  if (auto it = remembered_ports_.find(name);
+      it != remembered_ports_.end() && it->second > 0 && it->second < 65536 &&
+      listenable(it->second) && claim_loopback_port(it->second) && with_companion(it->second)) {
     port = it->second;
-  } else {
+  }
+  for (int attempt = 0; port == 0; ++attempt) {
     auto fresh = free_loopback_port();
     if (!fresh) return fresh.status();
-    port = *fresh;
+    if (with_companion(*fresh)) {
+      port = *fresh;
+    } else if (attempt == 64) {
+      return Status(ErrorCode::kIoError, "cannot find a free port on 127.0.0.1 whose port + " +
+                                             std::to_string(companion_offset) + " is free too");
+    }
   }
   remembered_ports_[name] = port;
   claimed_ports_.push_back(port);
+  if (companion_offset > 0) claimed_ports_.push_back(port + companion_offset);
   nlohmann::json json = nlohmann::json::object();
   for (const auto& [key, value] : remembered_ports_) json[key] = value;
   std::ofstream(file) << json.dump(2) << "\n";
   return port;
+}
+
+int DevCluster::worker_metrics_offset() const {
+  int offset = 1000;  // defaults.yaml
+  const std::string key = "worker.metrics.port.offset=";
+  for (const auto& o : options_.overrides) {
+    if (o.rfind(key, 0) != 0) continue;
+    try {
+      offset = std::stoi(o.substr(key.size()));
+    } catch (const std::exception&) {
+    }
+  }
+  return offset;
 }
 
 Status DevCluster::start_all() {
@@ -511,7 +540,10 @@ Status DevCluster::start_all() {
   for (int i = 0; i < options_.supervisors; ++i) {
     std::vector<int> ports;
     for (int k = 0; k < options_.slots; ++k) {
-      auto port = port_for(supervisor_id(i) + " slot " + std::to_string(k + 1));
+      // A worker's /metrics listens at its slot + worker.metrics.port.offset:
+      // that port is kept free as well.
+      auto port =
+          port_for(supervisor_id(i) + " slot " + std::to_string(k + 1), worker_metrics_offset());
       if (!port) return port.status();
       ports.push_back(*port);
     }

@@ -162,8 +162,11 @@ class DevCluster {
   Status launch(DevProcess& process);
   // A free loopback port for `name` ("nimbus-1", "supervisor-2 slot 3"): the
   // one it had in this work dir (<work_dir>/ports.json) while that is free,
-  // else a new one (free_loopback_port), remembered there.
-  Result<int> port_for(const std::string& name);
+  // else a new one (free_loopback_port), remembered there. With
+  // `companion_offset`, port + offset is free and claimed too.
+  Result<int> port_for(const std::string& name, int companion_offset = 0);
+  // worker.metrics.port.offset as the overrides set it (default 1000).
+  int worker_metrics_offset() const;
   Status wait_until(const DevProcess& process, const std::function<bool()>& ready,
                     const std::string& what);
   std::string tail_of(const std::filesystem::path& log) const;

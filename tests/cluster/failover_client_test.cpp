@@ -140,6 +140,12 @@ TEST(DevClusterRestartTest, SameWorkDirComesBackOnItsPortsAndRunsItsTopologyWher
     zookeeper = (*first)->zookeeper_port();
     nimbus = (*first)->nimbus_port(0);
     slots = (*first)->supervisor_ports(0);
+    // Each slot's worker /metrics port (slot + worker.metrics.port.offset) is
+    // kept from every other port the cluster, or another on this machine, picks.
+    for (int slot : slots) {
+      EXPECT_FALSE(sv::claim_loopback_port(slot + 1000))
+          << "port " << slot + 1000 << " is free to take";
+    }
     const std::string config = (*first)->client_config().string();
     auto submit =
         run_cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--config", config, "--wait"});
