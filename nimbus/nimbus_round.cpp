@@ -42,6 +42,7 @@ void Nimbus::monitor_loop(std::stop_token stop) {
         leader_round();
         if (round_observer_) round_observer_(std::chrono::steady_clock::now() - begin);
       } else {
+        leading_since_ms_ = 0;  // a later leadership starts its grace afresh
         standby_sync();
       }
     } catch (const std::exception& e) {
@@ -274,7 +275,12 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const PendingRebal
 void Nimbus::leader_round() {
   arm_watches();
   const std::int64_t t = now();
+  if (leading_since_ms_ == 0) {
+    leading_since_ms_ = t;
+    seen_while_leading_.clear();
+  }
   auto supervisors = live_supervisors(t);
+  for (const auto& [id, info] : supervisors) seen_while_leading_.insert(id);
   auto records = all_records();
   if (!records) {
     logger_.warn("cannot read topologies: {}", records.status().message());
@@ -320,7 +326,9 @@ void Nimbus::leader_round() {
       if (t >= deadline) finish_kill(record);
       continue;  // its slots stay taken until then (below)
     }
+    bool rebalanced = false;
     if (record.status == thrift::TopologyStatus::REBALANCING) {
+      rebalanced = true;
       std::optional<PendingRebalance> pending;
       {
         std::lock_guard lock(mutex_);
@@ -360,6 +368,43 @@ void Nimbus::leader_round() {
       if (decoded) assignment = std::move(*decoded);
     }
     if (!assignment && !replicated_enough(record, t)) continue;
+    // A leader that has just taken over (a whole cluster restarting, or a
+    // failover) gives the supervisors a topology runs on and that it has not
+    // seen yet up to nimbus.supervisor.timeout.secs to register before
+    // moving executors off them: a supervisor that registers a moment after
+    // the others would otherwise find its workers' executors moved away, and
+    // the topology re-placed twice. Meanwhile its slots on the nodes there
+    // are stay taken. A supervisor this leader saw leave is gone: no wait.
+    bool changed = rebalanced;  // placed afresh in part: never waits
+    {
+      std::lock_guard lock(mutex_);
+      changed = changed || fresh_placement_.count(record.id) > 0 ||
+                replaced_components_.count(record.id) > 0;
+    }
+    if (assignment && !changed && t - leading_since_ms_ < options_.supervisor_timeout.count()) {
+      std::set<std::string> absent;
+      for (const auto& e : assignment->executors) {
+        if (!supervisors.count(e.slot.node_id) && !seen_while_leading_.count(e.slot.node_id)) {
+          absent.insert(e.slot.node_id);
+        }
+      }
+      if (!absent.empty() && !supervisors.empty()) {
+        if (waiting_for_.insert(record.id).second) {
+          std::string names;
+          for (const auto& n : absent) names += (names.empty() ? "" : ", ") + n;
+          logger_.info(
+              "{} runs on supervisors that have not registered with this leader yet ({}): "
+              "waiting up to {} s for them before moving its executors",
+              record.id, names, options_.supervisor_timeout.count() / 1000);
+        }
+        for (const auto& e : assignment->executors) {
+          assigned_slots.insert(SlotKey{record.id, e.slot.node_id, e.slot.port});
+        }
+        holding.push_back(&record);
+        continue;
+      }
+    }
+    waiting_for_.erase(record.id);
     scheduler::TopologyRequest request = loaded->request;
     request.current.assign(request.executors.size(), std::nullopt);
     bool fresh = false;

@@ -487,6 +487,47 @@ TEST_F(NimbusServiceTest, PlacedTopologyWaitsForTheFirstSupervisorWithoutBecomin
   }));
 }
 
+// A whole cluster restarting: the new leader sees some supervisors register
+// before another. A topology that also runs on the late one keeps its
+// assignment while that one has not registered (up to
+// nimbus.supervisor.timeout.secs), rather than being moved off it and then
+// placed again; one this leader saw leave is moved at once (the test above).
+TEST_F(NimbusServiceTest, NewLeaderWaitsForASupervisorItHasNotSeenBeforeMovingItsExecutors) {
+  std::map<std::string, std::unique_ptr<CoordinationStore>> sups;
+  const std::map<std::string, double> memory{{"sup-1", 512}, {"sup-2", 512}, {"sup-3", 1024}};
+  for (const auto& [name, mb] : memory) {
+    sups[name] = add_supervisor(supervisor_info(name, "r1", mb, 400, {6700}));
+  }
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  const auto before = *assignment(*id);
+  std::set<std::string> used;
+  for (const auto& e : before.executors) used.insert(e.slot.node_id);
+  ASSERT_GE(used.size(), 2u);
+  const std::string late = *used.begin();
+  // Nimbus restarts; `late` is not back yet when it leads again.
+  client_.reset();
+  stop_nimbus();
+  sups[late].reset();
+  start_nimbus();
+  const auto rounds = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > rounds + 2; }));
+  EXPECT_EQ(assignment(*id)->version, before.version) << late << "'s executors moved";
+  EXPECT_EQ(record(*id)->status, thrift::TopologyStatus::ACTIVE) << record(*id)->status_reason;
+  sups[late] = add_supervisor(supervisor_info(late, "r1", memory.at(late), 400, {6700}));
+  const auto again = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > again + 1; }));
+  EXPECT_EQ(assignment(*id)->executors, before.executors);
+  EXPECT_EQ(assignment(*id)->version, before.version);
+  // Seen by this leader and gone again: moved now.
+  sups[late].reset();
+  ASSERT_TRUE(eventually([&] { return assignment(*id)->version > before.version; }));
+  for (const auto& e : assignment(*id)->executors) EXPECT_NE(e.slot.node_id, late);
+}
+
 // A topology waiting to be rebalanced, or killed with a wait, still runs its
 // workers: their ports, and the memory and CPU they use, stay taken. One
 // submitted meanwhile is placed around them (no port assigned twice, no
