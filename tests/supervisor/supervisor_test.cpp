@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "common/in_memory_coordination.hpp"
 #include "common/key_value_store.hpp"
@@ -406,10 +407,19 @@ TEST_F(SupervisorTest, ReassignmentRestartsOnlyTheWorkerWhoseExecutorsChanged) {
   write_assignment(two_worker_placement(), 1);
   ASSERT_TRUE(eventually([&] { return both_workers_heartbeating(); }));
   const auto before = worker_pids();
-  // node-b is lost: its "report" executor moves to node-a:port B.
+  // "report" moves from node-b to node-a:port B, and count[1] the other way:
+  // port B's executors change, port A's do not, and the topology keeps its
+  // three workers (a change in their number changes every worker's ackers,
+  // and each worker restarts for it).
   auto placement = two_worker_placement();
   placement[2].node = "node-a";
   placement[2].port = kPortB;
+  for (auto& e : placement) {
+    if (e.task == 1) {
+      e.node = "node-b";
+      e.port = kPortA;
+    }
+  }
   write_assignment(placement, 2);
   ASSERT_TRUE(eventually([&] {
     auto now = worker_pids();
@@ -417,6 +427,20 @@ TEST_F(SupervisorTest, ReassignmentRestartsOnlyTheWorkerWhoseExecutorsChanged) {
     auto beat = heartbeat(kPortB);
     return beat && beat->pid == now.at(kPortB) && executor_set(beat->executors).count({"report", 3});
   }));
+  // Port A's worker takes the new version without a restart: it re-routes.
+  auto rerouted = [&] {
+    for (const auto& f : std::filesystem::recursive_directory_iterator(dir_)) {
+      if (f.path().filename() != "worker.log") continue;
+      std::ifstream in(f.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      if (text.str().find("assignment version 1 -> 2 of topology") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually(rerouted));
   EXPECT_EQ(worker_pids().at(kPortA), before.at(kPortA));
   for (const auto& w : supervisor_->workers()) EXPECT_EQ(w.assignment_version, 2);
 }
