@@ -278,6 +278,7 @@ void Nimbus::leader_round() {
   if (leading_since_ms_ == 0) {
     leading_since_ms_ = t;
     seen_while_leading_.clear();
+    waiting_for_.clear();
   }
   auto supervisors = live_supervisors(t);
   for (const auto& [id, info] : supervisors) seen_while_leading_.insert(id);
