@@ -315,9 +315,8 @@ class Nimbus {
   std::map<std::string, Download> downloads_;                       // guarded by mutex_
   std::uint64_t next_download_ = 0;                                 // guarded by mutex_
   std::vector<scheduler::NodeUsage> usage_;                         // guarded by mutex_
-  bool told_no_supervisors_ = false;  // leader round only: said it waits for one
   // Monitor thread only: when this nimbus last became leader (0: standby),
-  // and the topologies its first rounds wait for absent supervisors for.
+  // and the placed topologies it said wait for their supervisors.
   std::int64_t leading_since_ms_ = 0;
   std::set<std::string> waiting_for_;
   // Supervisors this leader has seen live: one of them gone is gone, not late.

@@ -369,34 +369,44 @@ void Nimbus::leader_round() {
       if (decoded) assignment = std::move(*decoded);
     }
     if (!assignment && !replicated_enough(record, t)) continue;
-    // A leader that has just taken over (a whole cluster restarting, or a
-    // failover) gives the supervisors a topology runs on and that it has not
-    // seen yet up to nimbus.supervisor.timeout.secs to register before
-    // moving executors off them: a supervisor that registers a moment after
-    // the others would otherwise find its workers' executors moved away, and
-    // the topology re-placed twice. Meanwhile its slots on the nodes there
-    // are stay taken. A supervisor this leader saw leave is gone: no wait.
-    bool changed = rebalanced;  // placed afresh in part: never waits
-    {
-      std::lock_guard lock(mutex_);
-      changed = changed || fresh_placement_.count(record.id) > 0 ||
-                replaced_components_.count(record.id) > 0;
-    }
-    if (assignment && !changed && t - leading_since_ms_ < options_.supervisor_timeout.count()) {
+    // A placed topology waits for its supervisors rather than being moved off
+    // them, its slots on the nodes there are staying taken: while no
+    // supervisor is registered at all (a whole cluster starting, nimbus
+    // first), and while a leader that has just taken over (a restart, a
+    // failover) has not seen one it runs on yet, for up to
+    // nimbus.supervisor.timeout.secs: a supervisor that registers a moment
+    // after the others would otherwise find its workers' executors moved
+    // away, and the topology placed twice. A supervisor this leader saw leave
+    // is gone: no wait. A topology placed afresh in part (rebalanced, new
+    // components) waits only for the first supervisor.
+    if (assignment) {
       std::set<std::string> absent;
       for (const auto& e : assignment->executors) {
         if (!supervisors.count(e.slot.node_id) && !seen_while_leading_.count(e.slot.node_id)) {
           absent.insert(e.slot.node_id);
         }
       }
-      if (!absent.empty() && !supervisors.empty()) {
+      bool changed = rebalanced;
+      {
+        std::lock_guard lock(mutex_);
+        changed = changed || fresh_placement_.count(record.id) > 0 ||
+                  replaced_components_.count(record.id) > 0;
+      }
+      const bool late = !changed && !absent.empty() &&
+                        t - leading_since_ms_ < options_.supervisor_timeout.count();
+      if (supervisors.empty() || late) {
         if (waiting_for_.insert(record.id).second) {
           std::string names;
           for (const auto& n : absent) names += (names.empty() ? "" : ", ") + n;
-          logger_.info(
-              "{} runs on supervisors that have not registered with this leader yet ({}): "
-              "waiting up to {} s for them before moving its executors",
-              record.id, names, options_.supervisor_timeout.count() / 1000);
+          if (supervisors.empty()) {
+            logger_.info("no supervisor is registered: {} keeps its assignment until one is",
+                         record.id);
+          } else {
+            logger_.info(
+                "{} runs on supervisors that have not registered with this leader yet ({}): "
+                "waiting up to {} s for them before moving its executors",
+                record.id, names, options_.supervisor_timeout.count() / 1000);
+          }
         }
         for (const auto& e : assignment->executors) {
           assigned_slots.insert(SlotKey{record.id, e.slot.node_id, e.slot.port});
@@ -455,31 +465,14 @@ void Nimbus::leader_round() {
     logger_.error("scheduling failed: {}", result.error().message);
     return;
   }
-  // No supervisor registered at all (a whole cluster starting, nimbus first):
-  // a placed topology keeps its assignment and status until one registers,
-  // rather than being declared unschedulable for the moment that takes.
-  const bool no_supervisors = cluster.nodes.empty();
-  auto waits = [&](std::size_t i) { return no_supervisors && existing[i].has_value(); };
-  std::size_t waiting = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (waits(i)) {
-      ++waiting;
-      continue;
-    }
     write_outcome(scheduled_records[i], requests[i], result.value().topologies[i], existing[i],
                   supervisors);
   }
-  if (waiting > 0 && !told_no_supervisors_) {
-    logger_.info(
-        "no supervisor has registered yet: {} placed topologies keep their assignments "
-        "until one does",
-        waiting);
-  }
-  told_no_supervisors_ = waiting > 0;
   std::lock_guard lock(mutex_);
   usage_ = result.value().nodes;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (!waits(i)) placements_[scheduled_records[i].id] = result.value().topologies[i];
+    placements_[scheduled_records[i].id] = result.value().topologies[i];
   }
   // Forget launch times of slots no longer assigned.
   for (auto it = slot_since_.begin(); it != slot_since_.end();) {

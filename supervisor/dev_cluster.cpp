@@ -53,39 +53,30 @@ std::string join(const std::vector<int>& ports) {
 namespace {
 
 // Whether 127.0.0.1:port can be bound now (0: any; then `port` is set to the
-// one the system chose).
-bool bindable(int& port) {
+// one the system chose). `as_listener`: by a listener that reuses addresses,
+// as every daemon's does, which may bind while connections of an earlier
+// listener on the port linger in TIME_WAIT.
+bool bindable(int& port, bool as_listener = false) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return false;
+  if (as_listener) {
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
   const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  (!as_listener || ::listen(fd, 1) == 0) &&
                   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
   if (ok) port = ntohs(addr.sin_port);
   ::close(fd);
   return ok;
 }
 
-// Whether 127.0.0.1:port can be bound by a listener that reuses addresses,
-// as every daemon's does: true also while connections of an earlier listener
-// on it linger in TIME_WAIT.
-bool listenable(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok =
-      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd, 1) == 0;
-  ::close(fd);
-  return ok;
-}
+bool listenable(int port) { return bindable(port, true); }
 
 // The first port of the system's ephemeral range (net.ipv4.ip_local_port_range).
 int first_ephemeral_port() {
@@ -355,23 +346,16 @@ Result<int> DevCluster::port_for(const std::string& name, int companion_offset) 
   remembered_ports_[name] = port;
   claimed_ports_.push_back(port);
   if (companion_offset > 0) claimed_ports_.push_back(port + companion_offset);
-  nlohmann::json json = nlohmann::json::object();
-  for (const auto& [key, value] : remembered_ports_) json[key] = value;
-  std::ofstream(file) << json.dump(2) << "\n";
+  std::ofstream(file) << nlohmann::json(remembered_ports_).dump(2) << "\n";
   return port;
 }
 
 int DevCluster::worker_metrics_offset() const {
-  int offset = 1000;  // defaults.yaml
-  const std::string key = "worker.metrics.port.offset=";
-  for (const auto& o : options_.overrides) {
-    if (o.rfind(key, 0) != 0) continue;
-    try {
-      offset = std::stoi(o.substr(key.size()));
-    } catch (const std::exception&) {
-    }
-  }
-  return offset;
+  ConfigLoadOptions lo;
+  lo.overrides = options_.overrides;
+  lo.search = false;
+  auto config = load_config(lo);
+  return config ? static_cast<int>(config->get_int("worker.metrics.port.offset", 1000)) : 1000;
 }
 
 Status DevCluster::start_all() {

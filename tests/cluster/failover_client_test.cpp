@@ -117,21 +117,29 @@ TEST(FailoverClientTest, ListWithTheDevClusterConfigWorksAfterTheLeadingNimbusDi
   cluster->stop();
 }
 
+// One supervisor with two slots in a new work dir of its own, for a cluster
+// started, stopped and started again there.
+sv::DevClusterOptions restart_options(bool secure) {
+  char pattern[] = "/tmp/rstorm-dev-restart-XXXXXX";
+  sv::DevClusterOptions o;
+  o.supervisors = 1;
+  o.racks = 1;
+  o.slots = 2;
+  o.work_dir = ::mkdtemp(pattern) != nullptr ? pattern : "";
+  o.secure = secure;
+  o.overrides = kFastConfig;
+  return o;
+}
+
 // `rstorm dev-cluster --work-dir W` stopped and started again comes back where
 // it was: ZooKeeper, nimbus and every slot on the ports they had (while free),
 // so the client config, the topologies' assignments and their workers' ports
 // still hold. Before, every port was new: supervisors warned that the
 // assignment used ports not theirs, and nimbus moved every executor.
 TEST(DevClusterRestartTest, SameWorkDirComesBackOnItsPortsAndRunsItsTopologyWhereItWas) {
-  char pattern[] = "/tmp/rstorm-dev-restart-XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern), nullptr);
-  const std::filesystem::path work = pattern;
-  sv::DevClusterOptions o;
-  o.supervisors = 1;
-  o.racks = 1;
-  o.slots = 2;
-  o.work_dir = work;
-  o.overrides = kFastConfig;
+  const sv::DevClusterOptions o = restart_options(false);
+  const std::filesystem::path work = o.work_dir;
+  ASSERT_FALSE(work.empty()) << "mkdtemp failed";
   int zookeeper = 0, nimbus = 0;
   std::vector<int> slots;
   {
@@ -186,16 +194,9 @@ TEST(DevClusterRestartTest, SameWorkDirComesBackOnItsPortsAndRunsItsTopologyWher
 // start made nimbus fail: "ZooKeeper refused to create node ... its ACL does
 // not allow this client").
 TEST(DevClusterRestartTest, SecureClusterStartsAgainInItsWorkDirWithItsTopology) {
-  char pattern[] = "/tmp/rstorm-dev-restart-XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern), nullptr);
-  const std::filesystem::path work = pattern;
-  sv::DevClusterOptions o;
-  o.supervisors = 1;
-  o.racks = 1;
-  o.slots = 2;
-  o.work_dir = work;
-  o.secure = true;
-  o.overrides = kFastConfig;
+  const sv::DevClusterOptions o = restart_options(true);
+  const std::filesystem::path work = o.work_dir;
+  ASSERT_FALSE(work.empty()) << "mkdtemp failed";
   {
     auto first = sv::DevCluster::start(o, Logger::to_stderr("dev-restart-test"));
     ASSERT_TRUE(first) << first.status().to_string();
