@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -358,6 +359,33 @@ int DevCluster::worker_metrics_offset() const {
   return config ? static_cast<int>(config->get_int("worker.metrics.port.offset", 1000)) : 1000;
 }
 
+std::vector<std::string> DevCluster::machine_share() {
+  // The supervisors share this machine: each offers its share of the
+  // memory and CPU (unless the overrides say otherwise), so that what the
+  // scheduler places on them all fits the machine, as on a cluster of
+  // machines. Each reporting the whole machine promised N times its memory.
+  auto overridden = [&](std::string_view key) {
+    return std::any_of(options_.overrides.begin(), options_.overrides.end(),
+                       [&](const std::string& o) {
+                         return o.size() > key.size() && o.compare(0, key.size(), key) == 0 &&
+                                o[key.size()] == '=';
+                       });
+  };
+  const double n = std::max(1, options_.supervisors);
+  std::vector<std::string> args;
+  if (const double mb = machine_memory_mb();
+      mb > 0 && !overridden("supervisor.memory.capacity.mb")) {
+    share_memory_mb_ = static_cast<std::int64_t>(mb / n);
+    args.insert(args.end(),
+                {"-c", "supervisor.memory.capacity.mb=" + std::to_string(share_memory_mb_)});
+  }
+  if (!overridden("supervisor.cpu.capacity")) {
+    share_cpu_ = static_cast<std::int64_t>(machine_cpu_points() / n);
+    args.insert(args.end(), {"-c", "supervisor.cpu.capacity=" + std::to_string(share_cpu_)});
+  }
+  return args;
+}
+
 Status DevCluster::start_all() {
   if (options_.work_dir.empty()) {
     char pattern[] = "/tmp/rstorm-dev-XXXXXX";
@@ -550,6 +578,8 @@ Status DevCluster::start_all() {
                   {"-c", "supervisor.id=" + p.name, "-c",
                    "supervisor.rack=r" + std::to_string(i % options_.racks + 1), "-c",
                    "supervisor.slots.ports=[" + join(ports) + "]"});
+    const auto share = machine_share();
+    p.args.insert(p.args.end(), share.begin(), share.end());
     if (options_.secure) {
       const auto client = tls_client_overrides("supervisor");
       p.args.insert(p.args.end(), client.begin(), client.end());
@@ -827,6 +857,13 @@ void DevCluster::describe(std::ostream& out) const {
     out << "  " << supervisors_[i].name << "  rack r" << (index % options_.racks + 1)
         << "  slots " << join(supervisor_ports_[i]) << "  pid " << supervisors_[i].process.pid
         << "  log " << supervisors_[i].log.string() << "\n";
+  }
+  if (share_memory_mb_ > 0 || share_cpu_ > 0) {
+    out << "  each supervisor offers its share of this machine:";
+    if (share_memory_mb_ > 0) out << " " << share_memory_mb_ << " MB";
+    if (share_cpu_ > 0)
+      out << (share_memory_mb_ > 0 ? "," : "") << " " << share_cpu_ << " CPU points";
+    out << " (supervisor.memory.capacity.mb, supervisor.cpu.capacity)\n";
   }
   if (ui_) {
     out << "  ui          " << ui_url() << "  pid " << ui_->process.pid << "  log "

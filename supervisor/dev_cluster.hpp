@@ -167,6 +167,10 @@ class DevCluster {
   Result<int> port_for(const std::string& name, int companion_offset = 0);
   // worker.metrics.port.offset as the overrides set it (default 1000).
   int worker_metrics_offset() const;
+  // "-c key=value" arguments giving a supervisor its share of this machine's
+  // memory and CPU (the overrides' own, if they set them, stand); notes
+  // them in share_memory_mb_ and share_cpu_.
+  std::vector<std::string> machine_share();
   Status wait_until(const DevProcess& process, const std::function<bool()>& ready,
                     const std::string& what);
   std::string tail_of(const std::filesystem::path& log) const;
@@ -183,6 +187,10 @@ class DevCluster {
   std::vector<int> nimbus_ports_;
   std::vector<DevProcess> supervisors_;
   std::vector<std::vector<int>> supervisor_ports_;
+  // Each supervisor's share of the machine (machine_share); 0: the
+  // overrides set it.
+  std::int64_t share_memory_mb_ = 0;
+  std::int64_t share_cpu_ = 0;
   std::vector<int> nimbus_metrics_ports_;
   std::vector<int> logviewer_ports_;
   std::unique_ptr<DevProcess> ui_;  // null without options.ui

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/config_loader.hpp"
@@ -218,6 +219,50 @@ TEST(DevClusterRestartTest, SecureClusterStartsAgainInItsWorkDirWithItsTopology)
       << describe.output;
   (*again)->stop();
   std::filesystem::remove_all(work);
+}
+
+// A dev cluster's supervisors share one machine: each offers its share of
+// the memory and CPU, so that what nimbus places on them fits the machine
+// (each offered the whole machine before: N times its memory). A capacity
+// the overrides set stands.
+TEST(DevClusterTest, SupervisorsOfferTheirShareOfTheMachineUnlessTheOverridesSetIt) {
+  auto zk = ZooKeeperServer::start();
+  ASSERT_TRUE(zk) << zk.status().to_string();
+  sv::DevClusterOptions o;
+  o.supervisors = 2;
+  o.racks = 1;
+  o.slots = 1;
+  o.zookeeper_connect = (*zk)->connect_string();
+  for (const auto& kv : kFastConfig) {
+    if (kv.rfind("supervisor.memory.capacity.mb=", 0) != 0) o.overrides.push_back(kv);
+  }
+  auto started = sv::DevCluster::start(o, Logger::to_stderr("dev-cluster-share-test"));
+  ASSERT_TRUE(started) << started.status().to_string();
+  auto& cluster = *started;
+  const double machine_mb = sv::machine_memory_mb();
+  ASSERT_GT(machine_mb, 0);
+  const auto share_mb = static_cast<double>(static_cast<std::int64_t>(machine_mb / 2));
+
+  std::ostringstream banner;
+  cluster->describe(banner);
+  EXPECT_NE(banner.str().find("each supervisor offers its share of this machine: " +
+                              std::to_string(static_cast<std::int64_t>(share_mb)) + " MB ("),
+            std::string::npos)
+      << banner.str();
+
+  auto shown = run_cli({"cluster", "--json", "--config", cluster->client_config().string()});
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  const auto json = nlohmann::json::parse(shown.output, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << shown.output;
+  ASSERT_EQ(json["supervisors"].size(), 2u) << shown.output;
+  double offered_mb = 0;
+  for (const auto& s : json["supervisors"]) {
+    EXPECT_EQ(s["memory_capacity_mb"].get<double>(), share_mb) << s.dump();
+    EXPECT_EQ(s["cpu_capacity"].get<double>(), 400) << "the override stands: " << s.dump();
+    offered_mb += s["memory_capacity_mb"].get<double>();
+  }
+  EXPECT_LE(offered_mb, machine_mb);
+  cluster->stop();
 }
 
 TEST(FailoverClientTest, MalformedNimbusSeedIsAUsageErrorNamingTheEntry) {
