@@ -173,6 +173,52 @@ TEST(TopologyBuilder, TasksBelowOneAreNamed) {
             std::vector<std::string>{"component 'words' has -1 tasks; it must have at least 1"});
 }
 
+// As in Storm: a component's resources are its own (set_memory_load,
+// set_cpu_load, or the keys in add_configuration), else the topology
+// config's topology.component.resources.* / topology.component.cpu.pcore.percent,
+// else the defaults.
+TEST(TopologyBuilder, ResourcesComeFromTheComponentElseTheTopologyConfig) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("count", counter()).set_memory_load(256).shuffle_grouping("words");
+  b.set_bolt("sink", sink())
+      .add_configuration(std::string(keys::kTopologyComponentCpuPcorePercent), 30)
+      .shuffle_grouping("words");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Config config;
+  config.set(std::string(keys::kTopologyComponentOnheapMb), 9000.0, "command line");
+  config.set(std::string(keys::kTopologyComponentCpuPcorePercent), 20, "command line");
+  ASSERT_TRUE(t->resolve_resources(config).is_ok());
+  const ResourceRequest& spout = t->component("words")->resources;
+  EXPECT_EQ(spout.onheap_mb, 9000);
+  EXPECT_EQ(spout.offheap_mb, 0);
+  EXPECT_EQ(spout.cpu_points, 20);
+  const ResourceRequest& count = t->component("count")->resources;
+  EXPECT_EQ(count.onheap_mb, 256);
+  EXPECT_EQ(count.cpu_points, 20);
+  const ResourceRequest& sink_resources = t->component("sink")->resources;
+  EXPECT_EQ(sink_resources.onheap_mb, 9000);
+  EXPECT_EQ(sink_resources.cpu_points, 30);
+
+  // Without the keys: as declared.
+  auto plain = b.build();
+  ASSERT_TRUE(plain.ok());
+  ASSERT_TRUE(plain->resolve_resources(Config()).is_ok());
+  EXPECT_EQ(plain->component("words")->resources.onheap_mb, 128);
+  EXPECT_EQ(plain->component("count")->resources.onheap_mb, 256);
+
+  Config wrong;
+  wrong.set(std::string(keys::kTopologyComponentOnheapMb), std::string("lots"), "command line");
+  const auto s = plain->resolve_resources(wrong);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("component 'words': config key "
+                             "'topology.component.resources.onheap.memory.mb' (from command "
+                             "line) is a string (\"lots\"), expected a number"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(TopologyBuilder, NegativeResourcesAreNamed) {
   TopologyBuilder b;
   b.set_spout("words", words()).set_memory_load(-5, -1).set_cpu_load(-10).add_resource(

@@ -194,6 +194,46 @@ TEST_F(ScheduleCommandTest, TopologyLibraryIsPlacedLikeItsYamlDescription) {
   EXPECT_EQ(nlohmann::json::parse(rr.out)["topologies"][0]["workers"].size(), 12u);
 }
 
+// Storm's topology.component.resources.* and topology.component.cpu.pcore.percent
+// in the topology config are the resources of every component that does not
+// set its own: the linear topology sets only its CPU (set_cpu_load), so -c
+// changes each executor's memory and not its CPU. Before, both keys were
+// ignored: every executor asked 128 MB whatever the config said.
+TEST_F(ScheduleCommandTest, TopologyConfigSetsTheResourcesOfComponentsThatDoNotSetTheirOwn) {
+  const std::string library = RSTORM_LINEAR_TOPOLOGY;
+  // What the executors ask in all: each worker's heap and CPU less its
+  // ackers' (128 MB and 10 points each by default).
+  auto asked = [&](const std::string& extra) {
+    RunResult r = run("--json " + extra + " --cluster " + kCluster + " " + library);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    double memory = 0, cpu = 0;
+    const auto json = nlohmann::json::parse(r.out);
+    EXPECT_FALSE(json["topologies"][0]["workers"].empty()) << r.out;
+    for (const auto& w : json["topologies"][0]["workers"]) {
+      memory += w["heap_mb"].get<double>() - 128 * w["ackers"].get<double>();
+      cpu += w["cpu"].get<double>() - 10 * w["ackers"].get<double>();
+    }
+    return std::pair(memory, cpu);
+  };
+  EXPECT_EQ(asked(""), std::pair(20 * 128.0, 8 * 40.0 + 12 * 20.0));
+  EXPECT_EQ(asked("-c topology.component.resources.onheap.memory.mb=300 "
+                  "-c topology.component.cpu.pcore.percent=99"),
+            std::pair(20 * 300.0, 8 * 40.0 + 12 * 20.0))
+      << "the memory follows the config; the CPU set_cpu_load gave in the topology's code wins";
+
+  RunResult too_big = run("-c topology.component.resources.onheap.memory.mb=5000 --cluster " +
+                          kCluster + " " + library);
+  EXPECT_EQ(too_big.exit_code, 1) << too_big.out << too_big.err;
+  EXPECT_NE(too_big.err.find("asks 5000 MB on-heap per executor"), std::string::npos)
+      << too_big.err;
+
+  RunResult wrong = run("-c topology.component.resources.onheap.memory.mb=lots --cluster " +
+                        kCluster + " " + library);
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out << wrong.err;
+  EXPECT_NE(wrong.err.find("topology.component.resources.onheap.memory.mb"), std::string::npos)
+      << wrong.err;
+}
+
 TEST_F(ScheduleCommandTest, MissingTopologyLibraryExitsWithUsage) {
   RunResult r = run("--cluster " + kCluster + " " + (dir_ / "nothing.so").string());
   EXPECT_EQ(r.exit_code, 2);

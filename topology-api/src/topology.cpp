@@ -1,6 +1,7 @@
 #include "rstorm/topology.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace rstorm {
 
@@ -39,6 +40,39 @@ Topology::Topology(TopologySpec spec, std::map<std::string, SpoutFactory, std::l
                    std::map<std::string, BoltFactory, std::less<>> bolts)
     : spec_(std::move(spec)),
       factories_(std::make_shared<Factories>(Factories{std::move(spouts), std::move(bolts)})) {}
+
+api::Status Topology::resolve_resources(const Config& config) {
+  std::vector<std::string> problems;
+  for (ComponentSpec& c : spec_.components) {
+    // The component's own entry, else the topology's, else as declared.
+    auto resolve = [&](std::string_view key, double& amount) {
+      const Config* from = nullptr;
+      if (const auto* e = c.config.find(key); e != nullptr && !e->value.is_null()) {
+        from = &c.config;
+      } else if (const auto* t = config.find(key); t != nullptr && !t->value.is_null()) {
+        from = &config;
+      }
+      if (from == nullptr) return;
+      try {
+        const double v = from->get_double(key);
+        if (!std::isfinite(v) || v < 0) {
+          problems.push_back("component '" + c.id + "': " + std::string(key) + " (" +
+                             from->find(key)->origin + ") is " + std::to_string(v) +
+                             ": expected a number >= 0");
+          return;
+        }
+        amount = v;
+      } catch (const ConfigError& e) {
+        problems.push_back("component '" + c.id + "': " + e.what());
+      }
+    };
+    resolve(keys::kTopologyComponentOnheapMb, c.resources.onheap_mb);
+    resolve(keys::kTopologyComponentOffheapMb, c.resources.offheap_mb);
+    resolve(keys::kTopologyComponentCpuPcorePercent, c.resources.cpu_points);
+  }
+  if (!problems.empty()) return api::Status::errors(std::move(problems));
+  return api::Status::ok();
+}
 
 std::unique_ptr<Spout> Topology::create_spout(std::string_view id) const {
   auto it = factories_->spouts.find(id);

@@ -18,6 +18,7 @@ api::Result<Topology> LoadedTopology::build(const Config& config) const {
   std::vector<std::string> problems;
   check_windows_against(out->spec(), config, problems);
   if (!problems.empty()) return api::Status::errors(std::move(problems));
+  if (api::Status s = out->resolve_resources(config); !s.is_ok()) return s;
   out->keep_alive(handle_);
   return out;
 }

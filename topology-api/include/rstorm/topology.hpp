@@ -19,6 +19,7 @@
 #include "rstorm/fields.hpp"
 #include "rstorm/output_fields_declarer.hpp"
 #include "rstorm/spout.hpp"
+#include "rstorm/status.hpp"
 
 namespace rstorm {
 
@@ -90,6 +91,15 @@ class Topology {
   // component of the other kind. May throw whatever the user's factory throws.
   std::unique_ptr<Spout> create_spout(std::string_view id) const;
   std::unique_ptr<Bolt> create_bolt(std::string_view id) const;
+
+  // Each component's memory and CPU per executor from its config's
+  // topology.component.resources.onheap.memory.mb, ...offheap.memory.mb and
+  // topology.component.cpu.pcore.percent (set_memory_load, set_cpu_load and
+  // add_configuration set them there), else from `config`'s (the topology
+  // config: a submit's -c, the defaults), else as declared. A value that is
+  // not a number >= 0 is an error naming the key, where it was set and the
+  // component. Run by LoadedTopology::build with the config it builds with.
+  api::Status resolve_resources(const Config& config);
 
   // Keeps `owner` alive as long as any copy of this topology (the loader uses
   // it for the shared library the factories' code lives in).

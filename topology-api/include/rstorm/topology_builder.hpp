@@ -37,15 +37,26 @@ class ComponentDeclarer {
     c_->num_tasks_set = true;
     return self();
   }
-  // Per executor, in MB (defaults 128 on-heap, 0 off-heap).
+  // Per executor, in MB. A component that does not set it gets the
+  // topology config's topology.component.resources.onheap.memory.mb and
+  // .offheap.memory.mb (defaults 128 and 0). As in Storm, this sets those
+  // keys in the component's config, which wins over the topology's.
   Self& set_memory_load(double onheap_mb, double offheap_mb = 0) {
     c_->spec.resources.onheap_mb = onheap_mb;
     c_->spec.resources.offheap_mb = offheap_mb;
+    c_->spec.config.set(std::string(keys::kTopologyComponentOnheapMb), onheap_mb,
+                        "set_memory_load of " + c_->spec.id);
+    c_->spec.config.set(std::string(keys::kTopologyComponentOffheapMb), offheap_mb,
+                        "set_memory_load of " + c_->spec.id);
     return self();
   }
-  // Per executor, 100 points = one core (default 10).
+  // Per executor, 100 points = one core. A component that does not set it
+  // gets the topology config's topology.component.cpu.pcore.percent
+  // (default 10); this sets the key in the component's config.
   Self& set_cpu_load(double points) {
     c_->spec.resources.cpu_points = points;
+    c_->spec.config.set(std::string(keys::kTopologyComponentCpuPcorePercent), points,
+                        "set_cpu_load of " + c_->spec.id);
     return self();
   }
   // A generic resource per executor, e.g. add_resource("gpu.count", 1).
