@@ -94,6 +94,21 @@ class ClusterTest : public ::testing::Test {
     return o;
   }
 
+  // The index of the nimbus that leads, as nimbus `ask` names it; -1 when it
+  // does not answer or names none of this cluster's.
+  int leading_nimbus(int ask = 0) const {
+    auto options = nimbus_options(ask);
+    options.follow_leader = false;
+    auto client = nimbus::NimbusClient::connect(options);
+    if (!client) return -1;
+    auto leader = (*client)->leader();
+    if (!leader) return -1;
+    for (int i = 0; i < 2; ++i) {
+      if (leader->port == cluster_->nimbus_port(i)) return i;
+    }
+    return -1;
+  }
+
   CliResult cli(std::vector<std::string> args, int nimbus = 0) const {
     for (const auto& a : client(nimbus)) args.push_back(a);
     return run_cli(args);
@@ -872,8 +887,11 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, SecondRound sec
   const bool failover = second == SecondRound::kNimbusFailover;
   // A lost supervisor's three workers must fit into the other's slots.
   start_cluster(failover ? 2 : 1, second == SecondRound::kLoseCountersSupervisor ? 4 : 2);
-  // A failover takes longer: more input, so that it does not run out first.
-  const std::int64_t kSentences = failover ? 300000 : 150000;
+  // A failover takes longer: the dead leader's ZooKeeper session must expire
+  // (storm.zookeeper.session.timeout, 6 s here) before the standby leads, and
+  // the input must outlast that (300,000 sentences ran out at ~45,000/s; the
+  // test passed only when the nimbus it killed was the standby).
+  const std::int64_t kSentences = failover ? 1000000 : 150000;
   const auto dir = cluster_->work_dir() / "test-checkpoints";
   auto r =
       cli({"submit", RSTORM_STATEFUL_WORD_COUNT_LIB, "--name", "swc", "--wait", "-c",
@@ -902,6 +920,7 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, SecondRound sec
   worker::SharedCheckpointStore& store = *shared;
   // Where the counter runs after the second round, when it moved.
   std::string counter_node;
+  int surviving_nimbus = 0;  // the standby that leads after the failover
   std::int64_t seen = 0;
   for (int round = 1; round <= 3; ++round) {
     std::optional<worker::CheckpointRecord> done;
@@ -920,9 +939,15 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, SecondRound sec
       // (woken by the checkpoint node's watch). A checkpoint recorded just
       // before the leader dies may not have been copied yet, and on a busy
       // machine neither may the few before it: the leader is killed once the
-      // standby holds a whole checkpoint, which it then restores from.
+      // standby holds a whole checkpoint, which it then restores from. Both
+      // nimbuses start at once, so either may lead.
+      int leader = -1;
+      ASSERT_TRUE(eventually([&] { return (leader = leading_nimbus()) >= 0; }))
+          << "no nimbus says which one leads";
+      const int standby_index = 1 - leader;
+      surviving_nimbus = standby_index;
       auto holds_a_checkpoint = [&](std::string* why) {
-        auto options = nimbus_options(1);
+        auto options = nimbus_options(standby_index);
         options.follow_leader = false;
         auto standby = nimbus::NimbusClient::connect(options);
         if (!standby) {
@@ -948,9 +973,9 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, SecondRound sec
       std::string why;
       ASSERT_TRUE(eventually([&] { return holds_a_checkpoint(&why); }))
           << "the standby copies no checkpoint from the leader: " << why;
-      ASSERT_TRUE(cluster_->kill_nimbus(0));
+      ASSERT_TRUE(cluster_->kill_nimbus(leader));
       ASSERT_TRUE(eventually([&] {
-        auto r = cli({"list", "--json"}, 1);
+        auto r = cli({"list", "--json"}, standby_index);
         return r.exit_code == 0 && r.output.find("\"swc\"") != std::string::npos;
       })) << "the standby nimbus does not lead";
       // What it copied is still there once it leads.
@@ -1049,7 +1074,7 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, SecondRound sec
   }
   if (!folder) {
     // `rstorm describe` shows the last complete checkpoint.
-    auto described = cli({"describe", "swc"}, failover ? 1 : 0);
+    auto described = cli({"describe", "swc"}, surviving_nimbus);
     EXPECT_NE(described.output.find("Checkpoints: last complete"), std::string::npos)
         << described.output;
   }
@@ -1371,13 +1396,18 @@ TEST_F(ClusterTest, StandbyNimbusTakesOverAndTheTopologyKeepsRunning) {
   std::optional<thrift::Assignment> a = running_assignment();
   ASSERT_TRUE(a);
   const auto pids = worker_pids_on_disk();
-  ASSERT_TRUE(cluster_->kill_nimbus(0));
+  // Both nimbuses start at once, so either may lead.
+  int leader = -1;
+  ASSERT_TRUE(eventually([&] { return (leader = leading_nimbus()) >= 0; }));
+  const int standby = 1 - leader;
+  ASSERT_TRUE(cluster_->kill_nimbus(leader));
   // The standby leads: it answers `list` on its own port and shows wc.
   ASSERT_TRUE(eventually([&] {
-    auto r = cli({"list", "--json"}, 1);
+    auto r = cli({"list", "--json"}, standby);
     return r.exit_code == 0 && r.output.find("\"wc\"") != std::string::npos;
   }));
-  auto cluster = cli({"cluster", "--json"}, 1);
+  EXPECT_TRUE(eventually([&] { return leading_nimbus(standby) == standby; }));
+  auto cluster = cli({"cluster", "--json"}, standby);
   EXPECT_EQ(cluster.exit_code, 0) << cluster.output;
   // Workers kept running, in place.
   for (pid_t pid : pids) EXPECT_TRUE(alive(pid));
