@@ -351,39 +351,32 @@ Result<int> DevCluster::port_for(const std::string& name, int companion_offset) 
   return port;
 }
 
-int DevCluster::worker_metrics_offset() const {
+Config DevCluster::overrides_config() const {
   ConfigLoadOptions lo;
   lo.overrides = options_.overrides;
   lo.search = false;
   auto config = load_config(lo);
-  return config ? static_cast<int>(config->get_int("worker.metrics.port.offset", 1000)) : 1000;
+  return config ? std::move(config).value() : Config();
 }
 
-std::vector<std::string> DevCluster::machine_share() {
+int DevCluster::worker_metrics_offset() const {
+  return static_cast<int>(overrides_config().get_int("worker.metrics.port.offset", 1000));
+}
+
+void DevCluster::divide_machine() {
   // The supervisors share this machine: each offers its share of the
-  // memory and CPU (unless the overrides say otherwise), so that what the
-  // scheduler places on them all fits the machine, as on a cluster of
-  // machines. Each reporting the whole machine promised N times its memory.
-  auto overridden = [&](std::string_view key) {
-    return std::any_of(options_.overrides.begin(), options_.overrides.end(),
-                       [&](const std::string& o) {
-                         return o.size() > key.size() && o.compare(0, key.size(), key) == 0 &&
-                                o[key.size()] == '=';
-                       });
-  };
+  // memory and CPU, so that what the scheduler places on them all fits the
+  // machine, as on a cluster of machines (each offering the whole machine
+  // promised N times its memory). What the overrides set stands.
+  const Config overrides = overrides_config();
   const double n = std::max(1, options_.supervisors);
-  std::vector<std::string> args;
   if (const double mb = machine_memory_mb();
-      mb > 0 && !overridden("supervisor.memory.capacity.mb")) {
+      mb > 0 && !set_by_user(overrides, "supervisor.memory.capacity.mb")) {
     share_memory_mb_ = static_cast<std::int64_t>(mb / n);
-    args.insert(args.end(),
-                {"-c", "supervisor.memory.capacity.mb=" + std::to_string(share_memory_mb_)});
   }
-  if (!overridden("supervisor.cpu.capacity")) {
+  if (!set_by_user(overrides, "supervisor.cpu.capacity")) {
     share_cpu_ = static_cast<std::int64_t>(machine_cpu_points() / n);
-    args.insert(args.end(), {"-c", "supervisor.cpu.capacity=" + std::to_string(share_cpu_)});
   }
-  return args;
 }
 
 Status DevCluster::start_all() {
@@ -549,6 +542,7 @@ Status DevCluster::start_all() {
       return s;
     }
   }
+  divide_machine();
   for (int i = 0; i < options_.supervisors; ++i) {
     std::vector<int> ports;
     for (int k = 0; k < options_.slots; ++k) {
@@ -578,8 +572,13 @@ Status DevCluster::start_all() {
                   {"-c", "supervisor.id=" + p.name, "-c",
                    "supervisor.rack=r" + std::to_string(i % options_.racks + 1), "-c",
                    "supervisor.slots.ports=[" + join(ports) + "]"});
-    const auto share = machine_share();
-    p.args.insert(p.args.end(), share.begin(), share.end());
+    if (share_memory_mb_ > 0) {
+      p.args.insert(p.args.end(),
+                    {"-c", "supervisor.memory.capacity.mb=" + std::to_string(share_memory_mb_)});
+    }
+    if (share_cpu_ > 0) {
+      p.args.insert(p.args.end(), {"-c", "supervisor.cpu.capacity=" + std::to_string(share_cpu_)});
+    }
     if (options_.secure) {
       const auto client = tls_client_overrides("supervisor");
       p.args.insert(p.args.end(), client.begin(), client.end());

@@ -23,6 +23,7 @@
 #include "common/logger.hpp"
 #include "common/metrics/prometheus_server.hpp"
 #include "common/status.hpp"
+#include "rstorm/config.hpp"
 #include "supervisor/process_control.hpp"
 
 namespace rstorm::supervisor {
@@ -165,12 +166,15 @@ class DevCluster {
   // else a new one (free_loopback_port), remembered there. With
   // `companion_offset`, port + offset is free and claimed too.
   Result<int> port_for(const std::string& name, int companion_offset = 0);
+  // The defaults under options_.overrides (the defaults alone when the
+  // overrides do not load: the daemons, given the same overrides, refuse
+  // them naming the key).
+  Config overrides_config() const;
   // worker.metrics.port.offset as the overrides set it (default 1000).
   int worker_metrics_offset() const;
-  // "-c key=value" arguments giving a supervisor its share of this machine's
-  // memory and CPU (the overrides' own, if they set them, stand); notes
-  // them in share_memory_mb_ and share_cpu_.
-  std::vector<std::string> machine_share();
+  // Sets share_memory_mb_ and share_cpu_, each supervisor's share of this
+  // machine, unless the overrides set the capacity.
+  void divide_machine();
   Status wait_until(const DevProcess& process, const std::function<bool()>& ready,
                     const std::string& what);
   std::string tail_of(const std::filesystem::path& log) const;
@@ -187,7 +191,7 @@ class DevCluster {
   std::vector<int> nimbus_ports_;
   std::vector<DevProcess> supervisors_;
   std::vector<std::vector<int>> supervisor_ports_;
-  // Each supervisor's share of the machine (machine_share); 0: the
+  // Each supervisor's share of the machine (divide_machine); 0: the
   // overrides set it.
   std::int64_t share_memory_mb_ = 0;
   std::int64_t share_cpu_ = 0;

@@ -8,17 +8,17 @@
 namespace rstorm::supervisor {
 namespace {
 
-bool set_by_user(const Config& config, std::string_view key) {
-  const auto* entry = config.find(key);
-  return entry != nullptr && entry->origin.rfind("defaults.yaml", 0) != 0;
-}
-
 std::chrono::seconds secs(const Config& config, std::string_view key,
                           std::chrono::seconds fallback) {
   return std::chrono::seconds(config.get_int(key, fallback.count()));
 }
 
 }  // namespace
+
+bool set_by_user(const Config& config, std::string_view key) {
+  const auto* entry = config.find(key);
+  return entry != nullptr && entry->origin.rfind("defaults.yaml", 0) != 0;
+}
 
 double machine_memory_mb() {
   std::ifstream in("/proc/meminfo");

@@ -49,6 +49,9 @@ struct SupervisorOptions {
   static Result<SupervisorOptions> from_config(const Config& config);
 };
 
+// Whether `key` is in `config` from anything but defaults.yaml (a config
+// file, a -c override).
+bool set_by_user(const Config& config, std::string_view key);
 // Machine capacity: MemTotal of /proc/meminfo in MB (0 when unreadable) and
 // hardware_concurrency() x 100 CPU points.
 double machine_memory_mb();
