@@ -1,5 +1,6 @@
 #include "scheduler/render.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -134,16 +135,21 @@ std::string render_text(const ScheduleResult& result, const std::vector<Topology
       decisions_text(out, result.topologies[i], requests[i]);
     }
   }
-  std::set<std::string> racks;
-  for (const NodeUsage& n : result.nodes) racks.insert(n.rack.value());
-  out << "cluster: " << result.nodes.size() << " nodes in " << racks.size() << " racks\n";
-  std::string rack;
+  // Each rack once, in the order its first node comes (nodes are in id
+  // order, which need not follow the racks: supervisor-2 in r2 between
+  // supervisor-1 and supervisor-3 of r1).
+  std::vector<std::string> racks;
   for (const NodeUsage& n : result.nodes) {
-    if (n.rack.value() != rack) {
-      rack = n.rack.value();
-      out << "  rack " << rack << "\n";
+    if (std::find(racks.begin(), racks.end(), n.rack.value()) == racks.end()) {
+      racks.push_back(n.rack.value());
     }
-    out << "    " << node_text(n) << "\n";
+  }
+  out << "cluster: " << result.nodes.size() << " nodes in " << racks.size() << " racks\n";
+  for (const std::string& rack : racks) {
+    out << "  rack " << rack << "\n";
+    for (const NodeUsage& n : result.nodes) {
+      if (n.rack.value() == rack) out << "    " << node_text(n) << "\n";
+    }
   }
   return out.str();
 }

@@ -90,6 +90,49 @@ std::string precheck(const ClusterState& state, const TopologyRequest& request) 
   return fault;
 }
 
+// A worker a topology runs in now, with what its kept executors (and its
+// acker, one per worker unless topology.acker.executors is set) hold there.
+struct Held {
+  std::uint32_t node = kNoNode;
+  int port = 0;
+  double memory_mb = 0;
+  double cpu = 0;
+  GenericResources generic;
+};
+
+// Takes the workers `request` runs in now and charges what they hold, as
+// AssignmentBuilder::keep_current charges them when the topology is placed.
+std::vector<Held> hold_current(ClusterState& state, const TopologyRequest& request) {
+  std::vector<Held> held;
+  for (std::size_t i = 0; i < request.current.size() && i < request.executors.size(); ++i) {
+    const auto& slot = request.current[i];
+    if (!slot) continue;
+    const std::uint32_t n = state.find(slot->node);
+    if (n == kNoNode) continue;
+    auto it = std::find_if(held.begin(), held.end(),
+                           [&](const Held& h) { return h.node == n && h.port == slot->port; });
+    if (it == held.end()) {
+      if (!state.has_port(n, slot->port)) continue;  // not a slot, or another's
+      state.take_port(n, slot->port);
+      Held h;
+      h.node = n;
+      h.port = slot->port;
+      if (!request.acker_executors) {
+        h.memory_mb = request.acker_onheap_mb;
+        h.cpu = request.acker_cpu;
+      }
+      held.push_back(std::move(h));
+      it = std::prev(held.end());
+    }
+    const ExecutorRequest& e = request.executors[i];
+    it->memory_mb += e.memory_mb();
+    it->cpu += e.cpu;
+    for (const auto& [name, amount] : e.generic) it->generic[name] += amount;
+  }
+  for (const Held& h : held) state.charge(h.node, h.memory_mb, h.cpu, h.generic);
+  return held;
+}
+
 }  // namespace
 
 std::string validate(const TopologyRequest& request) {
@@ -149,19 +192,14 @@ Result<ScheduleResult> schedule(const Cluster& cluster,
     }
     return natural_less(requests[a].id.value(), requests[b].id.value());
   });
-  // The slots a topology runs in now stay its own while the others are
-  // placed: one placed before it must not take them (its workers there would
-  // be stopped and its executors moved only because another topology came).
-  std::vector<std::vector<std::pair<std::uint32_t, int>>> held(requests.size());
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    for (const auto& slot : requests[i].current) {
-      if (!slot) continue;
-      const std::uint32_t n = state.find(slot->node);
-      if (n == kNoNode || !state.has_port(n, slot->port)) continue;
-      state.take_port(n, slot->port);
-      held[i].emplace_back(n, slot->port);
-    }
-  }
+  // The slots a topology runs in now, and the memory, CPU and generic
+  // resources its executors and ackers there hold, stay its own while the
+  // others are placed: one placed before it must neither take them (its
+  // workers there would be stopped and its executors moved only because
+  // another topology came) nor count on what they hold (the node would end
+  // over its capacity once the kept executors are charged).
+  std::vector<std::vector<Held>> held(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) held[i] = hold_current(state, requests[i]);
   ScheduleResult result;
   result.topologies.resize(requests.size());
   std::set<std::string> seen;
@@ -172,7 +210,10 @@ Result<ScheduleResult> schedule(const Cluster& cluster,
       fault = "topology '" + request.id.value() + "' is submitted twice";
     }
     ClusterState trial = state;  // committed only if the whole topology fits
-    for (const auto& [n, port] : held[index]) trial.release_port(n, port);
+    for (const Held& h : held[index]) {
+      trial.release_port(h.node, h.port);
+      trial.charge(h.node, h.memory_mb, h.cpu, h.generic, -1);
+    }
     // Fused chains are placed as units (fusion.hpp).
     const std::optional<FusedRequest> fused = fault.empty() ? fuse(request) : std::nullopt;
     const TopologyRequest& placed = fused ? fused->merged : request;

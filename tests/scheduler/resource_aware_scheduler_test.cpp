@@ -329,6 +329,44 @@ TEST(ResourceAwareSchedulerTest, ANewTopologyPlacedFirstLeavesTheSlotsOthersRunI
   }
 }
 
+// A topology placed before one that runs (its id sorts first, or its priority
+// is higher) sees the memory and CPU the running one's kept executors hold:
+// it is not put where they are, to then find the node over its capacity.
+TEST(ResourceAwareSchedulerTest, ANewTopologyPlacedFirstSeesTheResourcesOthersHold) {
+  Cluster cluster = make_cluster({2}, /*memory_mb=*/1000, /*cpu=*/100);
+  TopologyRequest b = make_topology("b", {spout("s", 1, /*cpu=*/70, /*onheap_mb=*/500)}, {});
+  ScheduleResult before = schedule_ok(cluster, {b});
+  ASSERT_TRUE(before.topologies[0].scheduled);
+  b.current.assign(before.topologies[0].executor_slots.begin(),
+                   before.topologies[0].executor_slots.end());
+  const NodeId held = before.topologies[0].executor_slots[0].node;
+
+  TopologyRequest a = make_topology("a", {spout("s", 1, /*cpu=*/20, /*onheap_mb=*/500)}, {});
+  ScheduleResult after = schedule_ok(cluster, {a, b});
+  ASSERT_TRUE(after.topologies[0].scheduled) << after.topologies[0].reason;
+  ASSERT_TRUE(after.topologies[1].scheduled) << after.topologies[1].reason;
+  EXPECT_EQ(after.topologies[1].executor_slots, before.topologies[0].executor_slots);
+  EXPECT_NE(after.topologies[0].executor_slots[0].node, held);
+  EXPECT_TRUE(after.topologies[0].warnings.empty());
+  EXPECT_TRUE(after.topologies[1].warnings.empty());
+  for (const NodeUsage& n : after.nodes) {
+    EXPECT_LE(n.memory_used_mb, n.memory_capacity_mb) << n.node.value();
+    EXPECT_LE(n.cpu_used, n.cpu_capacity) << n.node.value();
+  }
+
+  // With no room left beside b, a is refused and b keeps running as it was.
+  Cluster one = make_cluster({1}, 1000, 100);
+  ScheduleResult alone = schedule_ok(one, {b});
+  ASSERT_TRUE(alone.topologies[0].scheduled);
+  b.current.assign(alone.topologies[0].executor_slots.begin(),
+                   alone.topologies[0].executor_slots.end());
+  ScheduleResult full = schedule_ok(one, {a, b});
+  EXPECT_FALSE(full.topologies[0].scheduled);
+  ASSERT_TRUE(full.topologies[1].scheduled) << full.topologies[1].reason;
+  EXPECT_EQ(full.topologies[1].moved_executors, 0);
+  EXPECT_LE(full.nodes[0].memory_used_mb, full.nodes[0].memory_capacity_mb);
+}
+
 TEST(ResourceAwareSchedulerTest, InvalidRequestIsReportedNotScheduled) {
   Cluster cluster = make_cluster({1});
   TopologyRequest t = make_topology("t", {spout("s", 1)}, {{"s", "missing"}});

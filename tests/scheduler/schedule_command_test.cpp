@@ -83,6 +83,31 @@ TEST_F(ScheduleCommandTest, PrintsPlacementByRackNodeAndWorkerWithNetworkCost) {
             std::string::npos);
 }
 
+TEST_F(ScheduleCommandTest, ClusterListsEachRackOnceWhateverTheOrderOfNodeIds) {
+  // supervisor-2 sorts between the two nodes of r1, as on a dev cluster.
+  const std::string cluster = write("three.yaml", R"(defaults:
+  memory_mb: 8035
+  cpu: 66
+  slots: [6700, 6701]
+racks:
+  - name: r1
+    nodes:
+      - {id: supervisor-1, host: 127.0.0.1}
+      - {id: supervisor-3, host: 127.0.0.1}
+  - name: r2
+    nodes:
+      - {id: supervisor-2, host: 127.0.0.1}
+)");
+  RunResult r = run("--cluster " + cluster + " " + kSource + "/examples/paper/linear-network.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string listing = r.out.substr(r.out.find("cluster: "));
+  EXPECT_EQ(listing.find("rack r1"), listing.rfind("rack r1")) << listing;
+  EXPECT_NE(listing.find("  rack r1\n    supervisor-1 (127.0.0.1): "), std::string::npos)
+      << listing;
+  EXPECT_NE(listing.find("\n    supervisor-3 (127.0.0.1): "), std::string::npos) << listing;
+  EXPECT_LT(listing.find("supervisor-3"), listing.find("rack r2")) << listing;
+}
+
 TEST_F(ScheduleCommandTest, ExplainListsEveryDecisionWithItsDistanceTerms) {
   RunResult r = run("--explain --cluster " + kCluster + " " + kSource +
                     "/examples/paper/linear-network.yaml");
