@@ -451,6 +451,31 @@ void Nimbus::leader_round() {
         request.current[i] =
             scheduler::WorkerSlot{scheduler::NodeId(it->second.node_id), it->second.port};
       }
+      // The ackers (topology.acker.executors) stay where they run too: they
+      // follow the executors in `current`, acker i as task -1-i.
+      const int ackers = request.acker_executors.value_or(0);
+      if (ackers > 0) request.current.resize(request.executors.size() + ackers);
+      for (int a = 0; a < ackers; ++a) {
+        auto it = where.find({scheduler::kAckerComponent, -1 - a, -1 - a});
+        if (it == where.end()) continue;
+        SlotKey slot{record.id, it->second.node_id, it->second.port};
+        assigned_slots.insert(slot);
+        if (worker_dead(slot, t)) {
+          const bool gone = std::none_of(
+              cluster.nodes.begin(), cluster.nodes.end(), [&](const scheduler::NodeSpec& n) {
+                return n.id.value() == slot.node &&
+                       std::find(n.ports.begin(), n.ports.end(), slot.port) != n.ports.end();
+              });
+          if (!gone) {
+            logger_.warn("worker {}:{} of {} stopped heartbeating: moving its ackers", slot.node,
+                         slot.port, record.id);
+            drop_port(slot.node, slot.port);
+          }
+          continue;
+        }
+        request.current[request.executors.size() + a] =
+            scheduler::WorkerSlot{scheduler::NodeId(it->second.node_id), it->second.port};
+      }
     }
     requests.push_back(std::move(request));
     scheduled_records.push_back(record);
@@ -472,7 +497,17 @@ void Nimbus::leader_round() {
   std::lock_guard lock(mutex_);
   usage_ = result.value().nodes;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    placements_[scheduled_records[i].id] = result.value().topologies[i];
+    const scheduler::TopologyPlacement& placed = result.value().topologies[i];
+    auto old = placements_.find(scheduled_records[i].id);
+    // Nothing moved: the placement that put it there still tells its story
+    // (its CPU overcommit warnings, decisions and quality), not this round's,
+    // which only kept every executor where it was.
+    if (old != placements_.end() && placed.scheduled && placed.moved_executors == 0 &&
+        old->second.executor_slots == placed.executor_slots &&
+        old->second.acker_slots == placed.acker_slots) {
+      continue;
+    }
+    placements_[scheduled_records[i].id] = placed;
   }
   // Forget launch times of slots no longer assigned.
   for (auto it = slot_since_.begin(); it != slot_since_.end();) {
@@ -562,6 +597,22 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
         host != supervisors.end() ? host->second.host : ea.slot.node_id;
     assignment.executors.push_back(std::move(ea));
   }
+  // topology.acker.executors set: the ackers run where the scheduler placed
+  // (and charged) them, as "__acker" executors of tasks -1, -2, ... The
+  // workers read them from here (with one acker per worker, none are listed).
+  for (std::size_t i = 0; i < placement.acker_slots.size(); ++i) {
+    thrift::ExecutorAssignment ea;
+    ea.executor.task_start = ea.executor.task_end = -1 - static_cast<int>(i);
+    ea.executor.component = scheduler::kAckerComponent;
+    ea.slot.node_id = placement.acker_slots[i].node.value();
+    ea.slot.port = placement.acker_slots[i].port;
+    ea.resources.onheap_mb = request.acker_onheap_mb;
+    ea.resources.cpu_pcore_percent = request.acker_cpu;
+    auto host = supervisors.find(ea.slot.node_id);
+    assignment.node_hosts[ea.slot.node_id] =
+        host != supervisors.end() ? host->second.host : ea.slot.node_id;
+    assignment.executors.push_back(std::move(ea));
+  }
   assignment.code_blob_key = record.code_blob_key;
   assignment.code_sha256 = record.code_sha256;
   const bool same = existing && existing->executors == assignment.executors &&
@@ -579,8 +630,11 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
     }
     // The placement's quality with it: what the greedy alone would cost, what
     // the search reached, and the optimum when the exact solver proved one.
-    logger_.info("assignment of {} version {}: {} executors, {} moved; network cost {}; {}",
-                 record.id, assignment.version, assignment.executors.size(),
+    logger_.info("assignment of {} version {}: {} executors{}, {} moved; network cost {}; {}",
+                 record.id, assignment.version, request.executors.size(),
+                 placement.acker_slots.empty()
+                     ? std::string()
+                     : " and " + std::to_string(placement.acker_slots.size()) + " ackers",
                  placement.moved_executors, placement.network.weighted(),
                  scheduler::quality_text(placement.quality));
     std::lock_guard lock(mutex_);

@@ -98,6 +98,10 @@ TopologyPlacement AssignmentBuilder::finish(std::vector<std::string> warnings, i
     out.executor_slots[i] = WorkerSlot{state_.node(w.node).spec->id, w.port};
     locations[i] = ExecutorLocation{worker_of_[i], w.node, state_.node(w.node).rack};
   }
+  for (std::uint32_t i = request_executors_; i < executors_.size(); ++i) {
+    const Worker& w = workers_[worker_of_[i]];
+    out.acker_slots.push_back(WorkerSlot{state_.node(w.node).spec->id, w.port});
+  }
   out.network = network_cost(request_, locations);
   std::vector<std::uint32_t> order(workers_.size());
   for (std::uint32_t w = 0; w < order.size(); ++w) order[w] = w;

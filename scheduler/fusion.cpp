@@ -138,6 +138,10 @@ std::optional<FusedRequest> fuse(const TopologyRequest& request) {
                       [&](std::uint32_t i) { return request.current[i] == first; });
       if (together) m.current[u] = first;  // else the unit is placed anew
     }
+    // The ackers' (topology.acker.executors), after the executors, as they were.
+    for (std::size_t i = request.executors.size(); i < request.current.size(); ++i) {
+      m.current.push_back(request.current[i]);
+    }
   }
   return f;
 }

@@ -82,6 +82,9 @@ struct TopologyPlacement {
   bool scheduled = false;
   std::string reason;                      // why not, in numbers, when !scheduled
   std::vector<WorkerSlot> executor_slots;  // index = ExecutorId, when scheduled
+  // With topology.acker.executors set: where acker i (task -1-i) runs. Empty
+  // with one acker per worker (each worker of `workers` has its own).
+  std::vector<WorkerSlot> acker_slots;
   std::vector<WorkerAssignment> workers;   // sorted by slot
   NetworkCost network;
   std::vector<std::string> warnings;           // CPU overcommit, round-robin memory overcommit
@@ -89,7 +92,7 @@ struct TopologyPlacement {
   // Resource-aware only: the greedy's, in placement order, also when the
   // search then changed the placement (quality.is_greedy says which).
   std::vector<PlacementDecision> decisions;
-  int moved_executors = 0;   // executors given a new slot by this call
+  int moved_executors = 0;   // executors (not ackers) given a new slot by this call
   PlacementQuality quality;  // resource-aware only
 };
 

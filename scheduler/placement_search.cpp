@@ -237,7 +237,7 @@ TopologyPlacement rebuild(ClusterState& state, const ClusterState& base,
       if (opened[w] == kNoWorker) opened[w] = builder.open_worker(node, p.worker_port[w]);
     }
     builder.add(e, opened[w]);
-    ++moved;
+    if (e < request.executors.size()) ++moved;  // ackers are not counted
   }
   std::vector<std::string> warnings;
   std::vector<CpuOvercommit> overcommits;

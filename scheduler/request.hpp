@@ -93,7 +93,9 @@ struct TopologyRequest {
   // (fusion.hpp) is placed with it, executor i beside executor i, as one unit.
   bool fuse_executors = kDefaultFuseExecutors;
   // Where each executor runs now (rescheduling); empty or nullopt = not placed.
-  // Executors whose slot is still in the cluster stay where they are.
+  // Executors whose slot is still in the cluster stay where they are. With
+  // acker_executors set it may go on with the ackers' slots (acker i, task
+  // -1-i, at executors.size() + i), which then stay too.
   std::vector<std::optional<WorkerSlot>> current;
 };
 

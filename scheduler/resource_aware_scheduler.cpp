@@ -293,7 +293,7 @@ std::string Placer::run(std::optional<std::uint32_t> start_rack, Outcome& out) {
       if (w == kNoWorker) w = builder_.open_worker(c.node, state_.node(c.node).free_ports.front());
       builder_.add(i, w);
       index(c.node);
-      ++out.moved;
+      if (i < request_.executors.size()) ++out.moved;  // ackers are not counted
     }
     ref_node = builder_.worker(builder_.worker_of(i)).node;  // placed now, or kept
     ref_rack = state_.node(ref_node).rack;

@@ -103,7 +103,7 @@ TopologyPlacement schedule_round_robin(ClusterState& state, const TopologyReques
     }
     for (std::size_t k = 0; k < lost.size(); ++k) {
       builder.add(lost[k], targets[k % targets.size()]);
-      ++moved;
+      if (lost[k] < request.executors.size()) ++moved;  // ackers are not counted
     }
   }
   return builder.finish(overcommit_warnings(state, builder), moved);

@@ -104,7 +104,10 @@ struct Held {
 // AssignmentBuilder::keep_current charges them when the topology is placed.
 std::vector<Held> hold_current(ClusterState& state, const TopologyRequest& request) {
   std::vector<Held> held;
-  for (std::size_t i = 0; i < request.current.size() && i < request.executors.size(); ++i) {
+  ExecutorRequest acker;  // topology.acker.executors's, after the executors
+  acker.onheap_mb = request.acker_onheap_mb;
+  acker.cpu = request.acker_cpu;
+  for (std::size_t i = 0; i < request.current.size(); ++i) {
     const auto& slot = request.current[i];
     if (!slot) continue;
     const std::uint32_t n = state.find(slot->node);
@@ -124,7 +127,7 @@ std::vector<Held> hold_current(ClusterState& state, const TopologyRequest& reque
       held.push_back(std::move(h));
       it = std::prev(held.end());
     }
-    const ExecutorRequest& e = request.executors[i];
+    const ExecutorRequest& e = i < request.executors.size() ? request.executors[i] : acker;
     it->memory_mb += e.memory_mb();
     it->cpu += e.cpu;
     for (const auto& [name, amount] : e.generic) it->generic[name] += amount;
@@ -171,10 +174,16 @@ std::string validate(const TopologyRequest& request) {
   if (request.acker_executors && *request.acker_executors < 0) {
     return "topology '" + id + "': topology.acker.executors must not be negative";
   }
-  if (!request.current.empty() && request.current.size() != request.executors.size()) {
+  const std::size_t with_ackers =
+      request.executors.size() + static_cast<std::size_t>(request.acker_executors.value_or(0));
+  if (!request.current.empty() && request.current.size() != request.executors.size() &&
+      request.current.size() != with_ackers) {
     return "topology '" + id + "': the current assignment has " +
            std::to_string(request.current.size()) + " executors, the request " +
-           std::to_string(request.executors.size());
+           std::to_string(request.executors.size()) +
+           (with_ackers != request.executors.size()
+                ? " (" + std::to_string(with_ackers) + " with its ackers)"
+                : std::string());
   }
   return {};
 }

@@ -164,6 +164,60 @@ TEST_F(NimbusServiceTest, PlacementEqualsWhatTheSchedulerLibraryComputes) {
   EXPECT_EQ(assignment(*id)->version, 1);
 }
 
+// topology.acker.executors set: the ackers run where the scheduler placed and
+// charged them. The assignment lists them ("__acker", tasks -1, -2, ...; the
+// workers read them from there), and a topology that comes later, placed
+// before the running one (its name sorts first), moves none of them.
+TEST_F(NimbusServiceTest, AckersOfTopologyAckerExecutorsAreAssignedWhereTheSchedulerPlacedThem) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 2048, 400, {6700, 6701}));
+  auto s2 = add_supervisor(supervisor_info("sup-2", "r1", 2048, 400, {6700, 6701}));
+  const auto structure = word_count_structure();
+  auto id = submit("wc", structure, {{"topology.acker.executors", "2"}});
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+
+  scheduler::Cluster cluster;
+  for (const auto& info : {supervisor_info("sup-1", "r1", 2048, 400, {6700, 6701}),
+                           supervisor_info("sup-2", "r1", 2048, 400, {6700, 6701})}) {
+    scheduler::NodeSpec node;
+    node.id = scheduler::NodeId(info.id);
+    node.host = info.host;
+    node.rack = scheduler::RackId(info.rack);
+    node.memory_mb = info.memory_capacity_mb;
+    node.cpu = info.cpu_capacity;
+    node.ports.assign(info.slots.begin(), info.slots.end());
+    cluster.nodes.push_back(node);
+  }
+  Config conf;
+  conf.set("topology.acker.executors", std::int64_t{2}, "test");
+  auto request = request_from_structure(*id, structure, conf);
+  ASSERT_TRUE(request);
+  auto expected = scheduler::schedule(cluster, {*request});
+  ASSERT_TRUE(expected);
+  const auto& p = expected.value().topologies[0];
+  ASSERT_TRUE(p.scheduled) << p.reason;
+  ASSERT_EQ(p.acker_slots.size(), 2u);
+  const auto first = *assignment(*id);
+  const auto slots = slots_by_executor(first);
+  for (int a = 0; a < 2; ++a) {
+    const std::string key = "__acker:" + std::to_string(-1 - a);
+    ASSERT_TRUE(slots.count(key)) << key;
+    EXPECT_EQ(slots.at(key), std::make_pair(p.acker_slots[a].node.value(), p.acker_slots[a].port));
+  }
+  for (const auto& e : first.executors) {
+    if (e.executor.component != "__acker") continue;
+    EXPECT_EQ(e.resources.onheap_mb, request->acker_onheap_mb);
+    EXPECT_EQ(e.resources.cpu_pcore_percent, request->acker_cpu);
+  }
+
+  auto other = submit("a-first", structure, {{"topology.acker.executors", "1"}});
+  ASSERT_TRUE(other) << other.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*other).has_value(); }));
+  const auto still = *assignment(*id);
+  EXPECT_EQ(still.version, 1);
+  EXPECT_EQ(slots_by_executor(still), slots);
+}
+
 TEST_F(NimbusServiceTest, SupervisorRegistrationDisappearingReschedulesOnlyItsExecutors) {
   auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 512, 400, {6700}));
   auto s2 = add_supervisor(supervisor_info("sup-2", "r1", 512, 400, {6700}));

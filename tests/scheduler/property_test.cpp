@@ -2,6 +2,7 @@
 // guarantees hold on every one of thousands of cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -93,13 +94,12 @@ struct Recount {
   std::map<WorkerSlot, std::string> slot_owner;
 };
 
-void check_case(std::uint64_t seed) {
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  const Cluster cluster = random_cluster(rng);
-  std::vector<TopologyRequest> requests;
-  for (int i = uniform(rng, 1, 3); i > 0; --i) requests.push_back(random_topology(rng, i));
-  const ScheduleResult result = schedule_ok(cluster, requests);
+// The limits hold in `result`, the placement of `requests` on `cluster`, and
+// the scheduler's accounting equals a recount from the placements alone.
+// `reported_before`: nodes whose CPU overcommit an earlier round reported
+// (the executors there kept their slots, so this round does not again).
+void check_result(const Cluster& cluster, const std::vector<TopologyRequest>& requests,
+                  const ScheduleResult& result, const std::set<std::string>& reported_before = {}) {
   ASSERT_EQ(result.topologies.size(), requests.size());
 
   std::map<std::string, const NodeSpec*> nodes;
@@ -110,7 +110,7 @@ void check_case(std::uint64_t seed) {
     count.cpu[u.slot.node.value()] += u.cpu;
     count.slot_owner[u.slot] = u.topology.value();
   }
-  std::set<std::string> overcommitted_nodes;
+  std::set<std::string> overcommitted_nodes = reported_before;
   for (std::size_t t = 0; t < requests.size(); ++t) {
     const TopologyRequest& req = requests[t];
     const TopologyPlacement& p = result.topologies[t];
@@ -147,6 +147,13 @@ void check_case(std::uint64_t seed) {
     }
     if (req.acker_executors) {
       EXPECT_EQ(ackers, *req.acker_executors);
+      // acker_slots says where each runs: as many in each worker as it counts.
+      ASSERT_EQ(p.acker_slots.size(), static_cast<std::size_t>(*req.acker_executors));
+      for (const WorkerAssignment& w : p.workers) {
+        EXPECT_EQ(std::count(p.acker_slots.begin(), p.acker_slots.end(), w.slot), w.ackers);
+      }
+    } else {
+      EXPECT_TRUE(p.acker_slots.empty());
     }
     for (const auto& [slot, mb] : heap) EXPECT_LE(mb, req.worker_max_heap_mb + kEps);
     for (const CpuOvercommit& o : p.cpu_overcommits) overcommitted_nodes.insert(o.node.value());
@@ -197,6 +204,15 @@ void check_case(std::uint64_t seed) {
   }
 }
 
+void check_case(std::uint64_t seed) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const Cluster cluster = random_cluster(rng);
+  std::vector<TopologyRequest> requests;
+  for (int i = uniform(rng, 1, 3); i > 0; --i) requests.push_back(random_topology(rng, i));
+  check_result(cluster, requests, schedule_ok(cluster, requests));
+}
+
 TEST(SchedulerPropertyTest, LimitsHoldAndEveryTopologyIsPlacedWholeOrReported) {
   int scheduled = 0, refused = 0, overcommits = 0;
   for (std::uint64_t seed = 1; seed <= 3000; ++seed) {
@@ -217,6 +233,58 @@ TEST(SchedulerPropertyTest, LimitsHoldAndEveryTopologyIsPlacedWholeOrReported) {
   EXPECT_GT(scheduled, 1000);
   EXPECT_GT(refused, 100);
   EXPECT_GT(overcommits, 10);
+}
+
+// A second round, as nimbus runs one whenever a topology comes: those placed
+// in the first keep their executors where they run (`current`) while new ones,
+// of any priority and id (so placed before or after them), join. The limits
+// hold on the whole, and a running topology is not moved because another came.
+TEST(SchedulerPropertyTest, TopologiesThatComeLaterNeverPushANodeOverItsLimits) {
+  int joined = 0, kept = 0;
+  for (std::uint64_t seed = 1; seed <= 1500; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    const Cluster cluster = random_cluster(rng);
+    std::vector<TopologyRequest> running;
+    for (int i = uniform(rng, 1, 3); i > 0; --i) running.push_back(random_topology(rng, i + 3));
+    const ScheduleResult first = schedule_ok(cluster, running);
+    std::vector<TopologyRequest> requests;
+    std::vector<const TopologyPlacement*> before;  // of requests[t], t < kept_count
+    for (std::size_t t = 0; t < running.size(); ++t) {
+      if (!first.topologies[t].scheduled) continue;
+      before.push_back(&first.topologies[t]);
+      requests.push_back(running[t]);
+      requests.back().current.assign(first.topologies[t].executor_slots.begin(),
+                                     first.topologies[t].executor_slots.end());
+      // Its ackers (topology.acker.executors) where they run, as nimbus lists them.
+      for (const WorkerSlot& a : first.topologies[t].acker_slots) {
+        requests.back().current.push_back(a);
+      }
+    }
+    const std::size_t kept_count = requests.size();
+    std::set<std::string> reported;
+    for (const TopologyPlacement* p : before) {
+      for (const CpuOvercommit& o : p->cpu_overcommits) reported.insert(o.node.value());
+    }
+    // Ids t1..t3 sort before the running t4..t6; priorities are random.
+    for (int i = uniform(rng, 1, 3); i > 0; --i) requests.push_back(random_topology(rng, i));
+    const ScheduleResult second = schedule_ok(cluster, requests);
+    check_result(cluster, requests, second, reported);
+    if (::testing::Test::HasFailure()) return;
+    for (std::size_t t = 0; t < kept_count; ++t) {
+      const TopologyPlacement& p = second.topologies[t];
+      ASSERT_TRUE(p.scheduled) << requests[t].id.value() << ": " << p.reason;
+      EXPECT_EQ(p.moved_executors, 0) << requests[t].id.value();
+      EXPECT_EQ(p.executor_slots, before[t]->executor_slots) << requests[t].id.value();
+      EXPECT_EQ(p.acker_slots, before[t]->acker_slots) << requests[t].id.value();
+      ++kept;
+    }
+    for (std::size_t t = kept_count; t < requests.size(); ++t) {
+      joined += second.topologies[t].scheduled ? 1 : 0;
+    }
+  }
+  EXPECT_GT(kept, 1000);
+  EXPECT_GT(joined, 500);
 }
 
 // The indexed search (reference rack, then other racks by free memory with a
