@@ -6,6 +6,7 @@
 #include <thrift/protocol/TBinaryProtocol.h>
 #include <thrift/transport/TBufferTransports.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -190,18 +191,21 @@ class ClusterTest : public ::testing::Test {
   static bool alive(pid_t pid) { return sv::process_alive(sv::ProcessId{pid, 0}); }
 
   // Every slot of the assignment has a live worker whose heartbeat is fresh
-  // and lists exactly the slot's executors.
+  // and lists exactly the slot's executors (its ackers too when the
+  // assignment lists them: topology.acker.executors set).
   bool every_assigned_worker_runs(const thrift::Assignment& a) const {
     std::map<std::pair<std::string, int>, std::set<std::pair<std::string, int>>> slots;
+    bool listed_ackers = false;
     for (const auto& e : a.executors) {
       slots[{e.slot.node_id, e.slot.port}].insert({e.executor.component, e.executor.task_start});
+      listed_ackers = listed_ackers || e.executor.component == "__acker";
     }
     for (const auto& [slot, executors] : slots) {
       auto beat = heartbeat(slot.first, a.topology_id, slot.second);
       if (!beat || !alive(static_cast<pid_t>(beat->pid))) return false;
       std::set<std::pair<std::string, int>> running;
       for (const auto& e : beat->executors) {
-        if (e.component != "__acker") running.insert({e.component, e.task_start});
+        if (listed_ackers || e.component != "__acker") running.insert({e.component, e.task_start});
       }
       if (running != executors) return false;
     }
@@ -359,6 +363,41 @@ TEST_F(ClusterTest, SubmittedWordCountRunsWhereTheSchedulerPlacesItAndKillRemove
   EXPECT_TRUE(eventually([&] {
     return (*nimbus)->download_blob(a->code_blob_key).code() == ErrorCode::kNotFound;
   }));
+}
+
+// topology.acker.executors=2: the word count's executors fill one worker's
+// heap (6 x 128 MB of 768), so the scheduler puts both ackers in a worker of
+// their own. The assignment lists them there, that worker runs them (and only
+// them), and the sentences' trees complete through it.
+TEST_F(ClusterTest, AckersOfTopologyAckerExecutorsRunWhereTheSchedulerPlacedThem) {
+  start_cluster();
+  auto r = cli({"submit", RSTORM_WORD_COUNT_LIB, "--name", "wc", "--wait", "-c",
+                "topology.message.timeout.secs=5", "-c", "topology.acker.executors=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::optional<thrift::Assignment> a = running_assignment();
+  ASSERT_TRUE(a) << "the workers of the assignment, ackers included, do not all run";
+  std::set<std::pair<std::string, int>> acker_slots, executor_slots;
+  for (const auto& e : a->executors) {
+    (e.executor.component == "__acker" ? acker_slots : executor_slots)
+        .insert({e.slot.node_id, e.slot.port});
+  }
+  ASSERT_EQ(std::count_if(a->executors.begin(), a->executors.end(),
+                          [](const auto& e) { return e.executor.component == "__acker"; }),
+            2);
+  ASSERT_EQ(acker_slots.size(), 1u);
+  EXPECT_FALSE(executor_slots.count(*acker_slots.begin())) << "the ackers share a worker";
+  auto acked = [&]() -> std::uint64_t {
+    std::uint64_t n = 0;
+    for (const auto& [slot, executors] : executors_by_slot(*a)) {
+      auto beat = heartbeat(slot.first, a->topology_id, slot.second);
+      if (beat && beat->components.count("sentences")) n += beat->components["sentences"]["acked"];
+    }
+    return n;
+  };
+  EXPECT_TRUE(eventually([&] { return acked() > 1000; })) << acked();
+  auto describe = cli({"describe", "wc"});
+  ASSERT_EQ(describe.exit_code, 0) << describe.output;
+  EXPECT_NE(describe.output.find("__acker[-1] __acker[-2]"), std::string::npos) << describe.output;
 }
 
 TEST_F(ClusterTest, BoltErrorsReachDescribeWithComponentTaskHostAndPort) {
