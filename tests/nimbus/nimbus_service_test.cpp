@@ -579,7 +579,9 @@ TEST_F(NimbusServiceTest, NewLeaderWaitsForASupervisorItHasNotSeenBeforeMovingIt
   // Seen by this leader and gone again: moved now.
   sups[late].reset();
   ASSERT_TRUE(eventually([&] { return assignment(*id)->version > before.version; }));
-  for (const auto& e : assignment(*id)->executors) EXPECT_NE(e.slot.node_id, late);
+  const auto moved = assignment(*id);  // kept: a loop over a temporary's member dangles
+  ASSERT_TRUE(moved);
+  for (const auto& e : moved->executors) EXPECT_NE(e.slot.node_id, late);
 }
 
 // A topology waiting to be rebalanced, or killed with a wait, still runs its
@@ -593,7 +595,9 @@ TEST_F(NimbusServiceTest, WorkersWaitingForARebalanceOrAKillKeepTheirPortsAndMem
   ASSERT_TRUE(a) << a.status().to_string();
   ASSERT_TRUE(eventually([&] { return assignment(*a).has_value(); }));
   std::set<int> ports_of_a;
-  for (const auto& e : assignment(*a)->executors) ports_of_a.insert(e.slot.port);
+  const auto assigned_a = assignment(*a);
+  ASSERT_TRUE(assigned_a);
+  for (const auto& e : assigned_a->executors) ports_of_a.insert(e.slot.port);
   thrift::RebalanceOptions options;
   options.__set_wait_secs(3600);
   ASSERT_TRUE(client_->rebalance("a", options));
@@ -603,7 +607,9 @@ TEST_F(NimbusServiceTest, WorkersWaitingForARebalanceOrAKillKeepTheirPortsAndMem
   ASSERT_TRUE(b) << b.status().to_string();
   ASSERT_TRUE(eventually([&] { return assignment(*b).has_value(); }))
       << thrift::to_string(record(*b)->status) << ": " << record(*b)->status_reason;
-  for (const auto& e : assignment(*b)->executors) {
+  const auto assigned_b = assignment(*b);
+  ASSERT_TRUE(assigned_b);
+  for (const auto& e : assigned_b->executors) {
     EXPECT_FALSE(ports_of_a.count(e.slot.port))
         << "port " << e.slot.port << " given to b while a's worker still runs on it";
   }
