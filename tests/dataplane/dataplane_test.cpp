@@ -318,7 +318,14 @@ TEST_F(DataPlaneTest, SlowBoltInAnotherWorkerEngagesBackpressureAndTheSenderStay
     return all_acked(kMessages);
   }, 90s)) << acks().size() << " of " << kMessages << " messages acked";
   expect_each_acked_once(kMessages);
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's allocator keeps what the worker frees (quarantine, per-size caches)
+  // and adds shadow: 280-630 MB here where the plain build stays near 70 MB.
+  // The bound is checked by the plain build only.
+  std::cout << "ASan build: RSS bound not checked" << std::endl;
+#else
   EXPECT_LT(max_rss_kb, 150 * 1024) << "the spout's worker grew to " << max_rss_kb << " kB";
+#endif
   EXPECT_GT(max_rss_kb, 0);
   ASSERT_TRUE(eventually([&] { return data_plane(slow, "backpressure_engaged") > 0; }, 10s))
       << "the slow bolt's worker never engaged backpressure";

@@ -766,7 +766,7 @@ TEST_F(Codec, VarintsOfEveryLengthRoundTripAnywhereInAFrame) {
     e.dest = TaskId(bits % 2 == 0 ? 3 : 4);
     e.tuple =
         Tuple(stream_info(*plan_, "default"), TaskId(kSrcTask),
-              Values{Value(static_cast<std::int64_t>(x)), Value(-static_cast<std::int64_t>(x))});
+              Values{Value(static_cast<std::int64_t>(x)), Value(static_cast<std::int64_t>(0 - x))});
     e.tuple.mutable_anchors().xor_in(x | 1, ~x);
     batch.push_back(std::move(e));
   }
