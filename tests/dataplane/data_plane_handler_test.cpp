@@ -63,7 +63,8 @@ TEST(DataPlaneHandlerTest, UndeliverableTuplesHaveTheirTreesFailedSoTheSpoutRepl
   (*rt)->start();
   // Every sentence is failed (and replayed) again and again; none is acked.
   ASSERT_TRUE(eventually([&] {
-    const auto* s = (*rt)->stats().component("sentences");
+    const auto stats = (*rt)->stats();  // s points into it
+    const auto* s = stats.component("sentences");
     return s && s->failed >= 40;
   }));
   EXPECT_EQ((*rt)->stats().component("sentences")->acked, 0u);
@@ -114,7 +115,8 @@ TEST(DataPlaneHandlerTest, DeliveredEnvelopesForTasksRunHereReachThemAndOthersAr
   plane.deliver(batch);
   EXPECT_TRUE(batch.empty());
   ASSERT_TRUE(eventually([&] {
-    const auto* s = (*rt)->stats().component("count");
+    const auto stats = (*rt)->stats();  // s points into it
+    const auto* s = stats.component("count");
     return s && s->executed == 30;  // 10 sentences of 3 words
   }));
   EXPECT_EQ(plane.counters().undeliverable_envelopes, 1u);

@@ -262,7 +262,8 @@ TEST_F(SlotRuntimeTest, FusesPerWorkerWhenEveryWorkerHoldsAsManyOfEach) {
   topology_.emplace(*built);
   config_.set("topology.fuse.executors", true);
   auto fused_into = [](SlotRuntime& rt) {
-    const ComponentStats* a = rt.stats().component("a");
+    const TopologyStats stats = rt.stats();  // a points into it
+    const ComponentStats* a = stats.component("a");
     return a == nullptr ? std::string("(none)") : a->fused_into;
   };
   // Tasks: a 1-2, s 3-4 (components by id).

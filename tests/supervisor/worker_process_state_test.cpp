@@ -41,7 +41,8 @@ TEST(WorkerProcessState, KeyedStateGoesToRocksDbUnderTheWorkersFolder) {
     auto worker = WorkerProcess::start(spec, logger);
     ASSERT_TRUE(worker) << worker.status().message();
     ASSERT_TRUE(eventually([&] {
-      const ComponentStats* words = (*worker)->runtime().stats().component("words");
+      const TopologyStats stats = (*worker)->runtime().stats();  // words points into it
+      const ComponentStats* words = stats.component("words");
       return words != nullptr && words->acked == 1400;
     }));
   }  // the worker stops; its stores close
