@@ -5,6 +5,7 @@
 #include <numeric>
 #include <set>
 
+#include "scheduler/assignment_builder.hpp"
 #include "scheduler/cluster_state.hpp"
 #include "scheduler/fusion.hpp"
 #include "scheduler/resource_aware_scheduler.hpp"
@@ -90,8 +91,8 @@ std::string precheck(const ClusterState& state, const TopologyRequest& request) 
   return fault;
 }
 
-// A worker a topology runs in now, with what its kept executors (and its
-// acker, one per worker unless topology.acker.executors is set) hold there.
+// A worker a topology runs in now, with what its kept executors and ackers
+// hold there.
 struct Held {
   std::uint32_t node = kNoNode;
   int port = 0;
@@ -100,39 +101,25 @@ struct Held {
   GenericResources generic;
 };
 
-// Takes the workers `request` runs in now and charges what they hold, as
-// AssignmentBuilder::keep_current charges them when the topology is placed.
+// Takes the workers `request` runs in now and charges what they hold: what
+// AssignmentBuilder::keep_current charges when the topology is placed, read
+// back from the builder's workers so that the two cannot differ.
 std::vector<Held> hold_current(ClusterState& state, const TopologyRequest& request) {
+  AssignmentBuilder builder(state, request);
+  builder.keep_current();
   std::vector<Held> held;
-  ExecutorRequest acker;  // topology.acker.executors's, after the executors
-  acker.onheap_mb = request.acker_onheap_mb;
-  acker.cpu = request.acker_cpu;
-  for (std::size_t i = 0; i < request.current.size(); ++i) {
-    const auto& slot = request.current[i];
-    if (!slot) continue;
-    const std::uint32_t n = state.find(slot->node);
-    if (n == kNoNode) continue;
-    auto it = std::find_if(held.begin(), held.end(),
-                           [&](const Held& h) { return h.node == n && h.port == slot->port; });
-    if (it == held.end()) {
-      if (!state.has_port(n, slot->port)) continue;  // not a slot, or another's
-      state.take_port(n, slot->port);
-      Held h;
-      h.node = n;
-      h.port = slot->port;
-      if (!request.acker_executors) {
-        h.memory_mb = request.acker_onheap_mb;
-        h.cpu = request.acker_cpu;
-      }
-      held.push_back(std::move(h));
-      it = std::prev(held.end());
+  for (std::uint32_t w = 0; w < builder.worker_count(); ++w) {
+    const AssignmentBuilder::Worker& worker = builder.worker(w);
+    Held h;
+    h.node = worker.node;
+    h.port = worker.port;
+    h.memory_mb = worker.heap_mb + worker.offheap_mb;
+    h.cpu = worker.cpu;
+    for (std::uint32_t e : worker.executors) {
+      for (const auto& [name, amount] : builder.executors()[e].generic) h.generic[name] += amount;
     }
-    const ExecutorRequest& e = i < request.executors.size() ? request.executors[i] : acker;
-    it->memory_mb += e.memory_mb();
-    it->cpu += e.cpu;
-    for (const auto& [name, amount] : e.generic) it->generic[name] += amount;
+    held.push_back(std::move(h));
   }
-  for (const Held& h : held) state.charge(h.node, h.memory_mb, h.cpu, h.generic);
   return held;
 }
 

@@ -241,6 +241,17 @@ class ClusterTest : public ::testing::Test {
     return out;
   }
 
+  // Trees the word count's spout saw acked, summed over the heartbeats of the
+  // assignment's workers.
+  std::uint64_t sentences_acked(const thrift::Assignment& a) const {
+    std::uint64_t n = 0;
+    for (const auto& [slot, executors] : executors_by_slot(a)) {
+      auto beat = heartbeat(slot.first, a.topology_id, slot.second);
+      if (beat && beat->components.count("sentences")) n += beat->components["sentences"]["acked"];
+    }
+    return n;
+  }
+
   std::vector<pid_t> worker_pids_on_disk() const {
     std::vector<pid_t> out;
     for (int i = 0; i < cluster_->num_supervisors(); ++i) {
@@ -386,15 +397,7 @@ TEST_F(ClusterTest, AckersOfTopologyAckerExecutorsRunWhereTheSchedulerPlacedThem
             2);
   ASSERT_EQ(acker_slots.size(), 1u);
   EXPECT_FALSE(executor_slots.count(*acker_slots.begin())) << "the ackers share a worker";
-  auto acked = [&]() -> std::uint64_t {
-    std::uint64_t n = 0;
-    for (const auto& [slot, executors] : executors_by_slot(*a)) {
-      auto beat = heartbeat(slot.first, a->topology_id, slot.second);
-      if (beat && beat->components.count("sentences")) n += beat->components["sentences"]["acked"];
-    }
-    return n;
-  };
-  EXPECT_TRUE(eventually([&] { return acked() > 1000; })) << acked();
+  EXPECT_TRUE(eventually([&] { return sentences_acked(*a) > 1000; })) << sentences_acked(*a);
   auto describe = cli({"describe", "wc"});
   ASSERT_EQ(describe.exit_code, 0) << describe.output;
   EXPECT_NE(describe.output.find("__acker[-1] __acker[-2]"), std::string::npos) << describe.output;
@@ -644,16 +647,9 @@ TEST_F(ClusterTest, RebalanceChangesAComponentsExecutorsLiveAndLeavesOtherWorker
           << lines_about_worker(slot.first, after->topology_id, slot.second);
     }
     // Sentences are acked again at the new parallelism.
-    auto acked = [&]() -> std::uint64_t {
-      std::uint64_t n = 0;
-      for (const auto& [slot, executors] : executors_by_slot(*after)) {
-        auto beat = heartbeat(slot.first, after->topology_id, slot.second);
-        if (beat && beat->components.count("sentences")) n += beat->components["sentences"]["acked"];
-      }
-      return n;
-    };
-    const std::uint64_t start = acked();
-    EXPECT_TRUE(eventually([&] { return acked() > start + 1000; })) << "split=" << split;
+    const std::uint64_t start = sentences_acked(*after);
+    EXPECT_TRUE(eventually([&] { return sentences_acked(*after) > start + 1000; }))
+        << "split=" << split;
     for (const auto& [slot, executors] : executors_by_slot(*after)) {
       pid_before[slot] = heartbeat(slot.first, after->topology_id, slot.second)->pid;
     }

@@ -28,6 +28,22 @@ std::map<std::string, std::pair<std::string, int>> slots_by_executor(const thrif
   return out;
 }
 
+// The cluster the scheduler library sees for these registrations.
+scheduler::Cluster cluster_of(const std::vector<thrift::SupervisorInfo>& infos) {
+  scheduler::Cluster cluster;
+  for (const auto& info : infos) {
+    scheduler::NodeSpec node;
+    node.id = scheduler::NodeId(info.id);
+    node.host = info.host;
+    node.rack = scheduler::RackId(info.rack);
+    node.memory_mb = info.memory_capacity_mb;
+    node.cpu = info.cpu_capacity;
+    node.ports.assign(info.slots.begin(), info.slots.end());
+    cluster.nodes.push_back(node);
+  }
+  return cluster;
+}
+
 // A frame over NimbusServer::Options::max_frame_bytes is refused on that
 // connection before it is read; one under it is served; the server stays up.
 // The call is getTopologyInfo("x") padded with unknown i32 fields (skipped by
@@ -128,27 +144,18 @@ TEST_F(NimbusServiceTest, SubmitListDescribeKillThroughThriftClient) {
 }
 
 TEST_F(NimbusServiceTest, PlacementEqualsWhatTheSchedulerLibraryComputes) {
-  auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 1024, 200, {6700, 6701}));
-  auto s2 = add_supervisor(supervisor_info("sup-2", "r1", 1024, 200, {6700, 6701}));
-  auto s3 = add_supervisor(supervisor_info("sup-3", "r2", 2048, 400, {6700}));
+  const std::vector<thrift::SupervisorInfo> infos = {
+      supervisor_info("sup-1", "r1", 1024, 200, {6700, 6701}),
+      supervisor_info("sup-2", "r1", 1024, 200, {6700, 6701}),
+      supervisor_info("sup-3", "r2", 2048, 400, {6700})};
+  std::vector<std::unique_ptr<CoordinationStore>> sups;
+  for (const auto& info : infos) sups.push_back(add_supervisor(info));
   const auto structure = word_count_structure(300);
   auto id = submit("wc", structure);
   ASSERT_TRUE(id) << id.status().to_string();
   ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
 
-  scheduler::Cluster cluster;
-  for (const auto& info : {supervisor_info("sup-1", "r1", 1024, 200, {6700, 6701}),
-                           supervisor_info("sup-2", "r1", 1024, 200, {6700, 6701}),
-                           supervisor_info("sup-3", "r2", 2048, 400, {6700})}) {
-    scheduler::NodeSpec node;
-    node.id = scheduler::NodeId(info.id);
-    node.host = info.host;
-    node.rack = scheduler::RackId(info.rack);
-    node.memory_mb = info.memory_capacity_mb;
-    node.cpu = info.cpu_capacity;
-    node.ports.assign(info.slots.begin(), info.slots.end());
-    cluster.nodes.push_back(node);
-  }
+  const scheduler::Cluster cluster = cluster_of(infos);
   auto request = request_from_structure(*id, structure, Config());
   ASSERT_TRUE(request);
   auto expected = scheduler::schedule(cluster, {*request});
@@ -169,25 +176,17 @@ TEST_F(NimbusServiceTest, PlacementEqualsWhatTheSchedulerLibraryComputes) {
 // workers read them from there), and a topology that comes later, placed
 // before the running one (its name sorts first), moves none of them.
 TEST_F(NimbusServiceTest, AckersOfTopologyAckerExecutorsAreAssignedWhereTheSchedulerPlacedThem) {
-  auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 2048, 400, {6700, 6701}));
-  auto s2 = add_supervisor(supervisor_info("sup-2", "r1", 2048, 400, {6700, 6701}));
+  const std::vector<thrift::SupervisorInfo> infos = {
+      supervisor_info("sup-1", "r1", 2048, 400, {6700, 6701}),
+      supervisor_info("sup-2", "r1", 2048, 400, {6700, 6701})};
+  std::vector<std::unique_ptr<CoordinationStore>> sups;
+  for (const auto& info : infos) sups.push_back(add_supervisor(info));
   const auto structure = word_count_structure();
   auto id = submit("wc", structure, {{"topology.acker.executors", "2"}});
   ASSERT_TRUE(id) << id.status().to_string();
   ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
 
-  scheduler::Cluster cluster;
-  for (const auto& info : {supervisor_info("sup-1", "r1", 2048, 400, {6700, 6701}),
-                           supervisor_info("sup-2", "r1", 2048, 400, {6700, 6701})}) {
-    scheduler::NodeSpec node;
-    node.id = scheduler::NodeId(info.id);
-    node.host = info.host;
-    node.rack = scheduler::RackId(info.rack);
-    node.memory_mb = info.memory_capacity_mb;
-    node.cpu = info.cpu_capacity;
-    node.ports.assign(info.slots.begin(), info.slots.end());
-    cluster.nodes.push_back(node);
-  }
+  const scheduler::Cluster cluster = cluster_of(infos);
   Config conf;
   conf.set("topology.acker.executors", std::int64_t{2}, "test");
   auto request = request_from_structure(*id, structure, conf);
