@@ -150,6 +150,30 @@ TEST(Value, CopiesMovesAndAssignsAcrossEveryType) {
   EXPECT_EQ(Value(Bytes{1, 2, 3}).as_bytes(), (Bytes{1, 2, 3}));
 }
 
+// The fused hop's copy of a pair: every combination of a scalar and a
+// string in the four places; a pair is copied only when all four are
+// scalars, and nothing is touched otherwise.
+TEST(Value, AssignsAPairOnlyWhenAllFourAreScalars) {
+  const std::vector<Value> kinds = {Value(),        Value(true), Value(-7),
+                                    Value(2.5),     Value("hi"), Value(std::string(100, 'x')),
+                                    Value(Bytes{1})};
+  for (const Value& t0 : kinds) {
+    for (const Value& t1 : kinds) {
+      for (const Value& f0 : kinds) {
+        for (const Value& f1 : kinds) {
+          Value to[2] = {t0, t1};
+          const Value from[2] = {f0, f1};
+          const bool scalars = t0.type() < ValueType::kString && t1.type() < ValueType::kString &&
+                               f0.type() < ValueType::kString && f1.type() < ValueType::kString;
+          EXPECT_EQ(Value::assign_two_if_scalar(to, from), scalars);
+          EXPECT_EQ(to[0], scalars ? f0 : t0);
+          EXPECT_EQ(to[1], scalars ? f1 : t1);
+        }
+      }
+    }
+  }
+}
+
 TEST(Value, ComparesTypeThenValue) {
   EXPECT_NE(Value(1), Value(1.0));  // int64 and double are different types
   EXPECT_NE(Value(1), Value(true));

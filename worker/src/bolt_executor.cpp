@@ -57,14 +57,16 @@ class BoltExecutor::Collector final : public OutputCollector {
       return;
     }
     // From here on only `values` is kept for a way out: with acking off or
-    // no anchor, the anchors change nothing (emit_usual_routed).
-    if (!ex_.fill_hop_input(task_, values)) [[unlikely]] {
+    // no anchor, the anchors change nothing (emit_usual_routed). `ex_` read
+    // once: the counts' stores would otherwise make it be read again.
+    BoltExecutor& ex = ex_;
+    if (!ex.fill_hop_input(task_, values)) [[unlikely]] {
       emit_usual_routed(values);
       return;
     }
-    bump(ex_.stats_.emitted);
-    bump(ex_.stats_.transferred);
-    run_inline(*ex_.hop_.member, ex_.transfer_.inline_envelope());
+    bump(ex.stats_.emitted);
+    bump(ex.stats_.transferred);
+    run_inline(*ex.hop_.member, ex.transfer_.inline_envelope());
   }
   // emit_list's usual emit (the default stream, no tree joined, no direct
   // task) of values that fill_hop_input could not copy.
@@ -378,10 +380,16 @@ void BoltExecutor::run() {
 inline void BoltExecutor::call_bolt(Task& task, const Tuple& input) {
   try {
     if (task.basic != nullptr) {
-      // What BasicBoltAdapter::execute does, with the ack a direct call.
+      // What BasicBoltAdapter::execute does, with the ack a direct call;
+      // with acking off, Collector::ack's count inline (nothing to send).
       BasicOutputCollector out(*task.collector, input);
       task.basic->execute(input, out);
-      task.collector->ack(input);
+      if (emitter_.acking()) [[unlikely]] {
+        task.collector->ack(input);
+      } else if (!input.completed()) {
+        input.mark_completed();
+        bump(stats_.acked);
+      }
     } else {
       task.bolt->execute(input);
     }

@@ -51,15 +51,18 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       return;
     }
     // From here on only `values` is kept for a way out (emit_usual_routed).
-    if (!ex_.fill_hop_input(task_, values)) [[unlikely]] {
+    // `ex_` read once: the stores below would otherwise make it be read
+    // again.
+    SpoutExecutor& ex = ex_;
+    if (!ex.fill_hop_input(task_, values)) [[unlikely]] {
       emit_usual_routed(values);
       return;
     }
-    ++ex_.emits_;
-    ex_.progressed_ = true;  // no tree to wait for: the emit is the progress
-    bump(ex_.stats_.emitted);
-    bump(ex_.stats_.transferred);
-    run_inline(*ex_.hop_.member, ex_.transfer_.inline_envelope());
+    ++ex.emits_;
+    ex.progressed_ = true;  // no tree to wait for: the emit is the progress
+    bump(ex.stats_.emitted);
+    bump(ex.stats_.transferred);
+    run_inline(*ex.hop_.member, ex.transfer_.inline_envelope());
   }
   // emit_list's usual emit (the default stream, unreliable, no direct task)
   // of values that fill_hop_input could not copy.

@@ -222,8 +222,12 @@ class Tuple {
     if (values_.size() != n) return false;
     Value* to = values_.data();
     const Value* from = values.data();
-    for (const Value* end = from + n; from != end; ++from, ++to) {
-      if (!to->assign_if_scalar(*from)) return false;
+    if (n == 2) {
+      if (!Value::assign_two_if_scalar(to, from)) return false;
+    } else {
+      for (const Value* end = from + n; from != end; ++from, ++to) {
+        if (!to->assign_if_scalar(*from)) return false;
+      }
     }
     if (!anchors_.clear_if_inline()) return false;
     ack_val_ = 0;
