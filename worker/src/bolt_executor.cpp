@@ -193,9 +193,7 @@ class BoltExecutor::Collector final : public OutputCollector {
   }
 
   void ack(const Tuple& input) override {
-    if (input.completed()) return;
-    input.mark_completed();
-    bump(ex_.stats_.acked);
+    if (!ex_.count_ack(input)) return;
     if (ex_.emitter_.acking() && !input.anchors().empty()) send_acks(input);
   }
 
@@ -381,14 +379,14 @@ inline void BoltExecutor::call_bolt(Task& task, const Tuple& input) {
   try {
     if (task.basic != nullptr) {
       // What BasicBoltAdapter::execute does, with the ack a direct call;
-      // with acking off, Collector::ack's count inline (nothing to send).
+      // with acking off only its count (nothing to send), not reached
+      // through the task's collector.
       BasicOutputCollector out(*task.collector, input);
       task.basic->execute(input, out);
       if (emitter_.acking()) [[unlikely]] {
         task.collector->ack(input);
-      } else if (!input.completed()) {
-        input.mark_completed();
-        bump(stats_.acked);
+      } else {
+        count_ack(input);
       }
     } else {
       task.bolt->execute(input);

@@ -56,6 +56,15 @@ class BoltExecutor final : public Executor {
   [[gnu::always_inline]] inline void call_bolt(Task& task, const Tuple& input);
   [[gnu::noinline, gnu::cold]] void execute_threw(Task& task, const Tuple& input,
                                                   std::exception_ptr error);
+  // An ack's count: the input marked completed and counted acked, unless
+  // it was already (false then). Collector::ack, and a BasicBolt's ack with
+  // acking off (call_bolt), which has nothing else to do.
+  bool count_ack(const Tuple& input) {
+    if (input.completed()) return false;
+    input.mark_completed();
+    bump(stats_.acked);
+    return true;
+  }
   void send_ticks();
   // A TimedBolt's on_timer, its exception counted and logged as execute's.
   void run_timer(Task& task);
