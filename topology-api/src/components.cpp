@@ -22,6 +22,15 @@ void OutputCollector::emit_list(std::string_view stream, const Tuple* const* anc
                                 TaskId direct_task) {
   emit_to(stream, anchors, num_anchors, Values(values.begin(), values.end()), direct_task);
 }
+void SpoutOutputCollector::emit_usual(std::span<const Value> values) {
+  emit_list(kDefaultStream, values, Value(), TaskId());
+}
+
+void OutputCollector::emit_usual(const Tuple* const* anchors, std::size_t num_anchors,
+                                 std::span<const Value> values) {
+  emit_list(kDefaultStream, anchors, num_anchors, values, TaskId());
+}
+
 Spout::~Spout() = default;
 Bolt::~Bolt() = default;
 TimedBolt::~TimedBolt() = default;

@@ -40,10 +40,11 @@ class BoltExecutor::Collector final : public OutputCollector {
   // them in a Values.
   //
   // An emit that joins no tree to a fused member run on this thread
-  // (FusedHop), of values that need no allocation, fills the member's input
-  // and calls it: nothing called on the way, so that no register is saved,
-  // and the call is a jump. One that joins trees does the same with its
-  // anchors (emit_anchored_hop).
+  // (FusedHop) fills the next slot of the hop's batch in place
+  // (Transfer::hop_slot), which the member runs when it is full or at the
+  // flush: no call on the way for values that need no allocation. One that
+  // joins trees runs the member at once with its anchors
+  // (emit_anchored_hop), after the batch.
   void emit_list(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
                  std::span<const Value> values, TaskId direct) override {
     const Executor::FusedHop& hop = ex_.hop_;
@@ -52,39 +53,56 @@ class BoltExecutor::Collector final : public OutputCollector {
       emit_routed(stream, anchors, num_anchors, values, direct);
       return;
     }
+    emit_on_hop(anchors, num_anchors, values);
+  }
+  // emit_list(kDefaultStream, anchors, num_anchors, values, TaskId()).
+  void emit_usual(const Tuple* const* anchors, std::size_t num_anchors,
+                  std::span<const Value> values) override {
+    const Executor::FusedHop& hop = ex_.hop_;
+    if (hop.member == nullptr || values.size() != hop.num_fields) [[unlikely]] {
+      emit_routed(kDefaultStream, anchors, num_anchors, values, TaskId());
+      return;
+    }
+    emit_on_hop(anchors, num_anchors, values);
+  }
+  // An emit on the fused hop, of as many values as its fields.
+  [[gnu::always_inline]] void emit_on_hop(const Tuple* const* anchors, std::size_t num_anchors,
+                                          std::span<const Value> values) {
     if (num_anchors != 0 && ex_.emitter_.acking()) {
       emit_anchored_hop(anchors, num_anchors, values);
       return;
     }
     // From here on only `values` is kept for a way out: with acking off or
-    // no anchor, the anchors change nothing (emit_usual_routed). `ex_` read
+    // no anchor, the anchors change nothing (emit_hop_slow). `ex_` read
     // once: the counts' stores would otherwise make it be read again.
     BoltExecutor& ex = ex_;
-    if (!ex.fill_hop_input(task_, values)) [[unlikely]] {
-      emit_usual_routed(values);
+    Envelope& e = ex.transfer_.hop_slot();
+    if (!ex.fill_hop_pair(e, task_, values)) [[unlikely]] {
+      emit_hop_slow(values);
       return;
     }
-    bump(ex.stats_.emitted);
-    bump(ex.stats_.transferred);
-    run_inline(*ex.hop_.member, ex.transfer_.inline_envelope());
+    ex.transfer_.commit_hop();  // counted emitted and transferred when run
   }
   // emit_list's usual emit (the default stream, no tree joined, no direct
-  // task) of values that fill_hop_input could not copy.
-  [[gnu::noinline]] void emit_usual_routed(std::span<const Value> values) {
-    emit_routed(kDefaultStream, nullptr, 0, values, TaskId());
+  // task) of values that fill_hop_input could not copy as a pair of scalars.
+  [[gnu::noinline]] void emit_hop_slow(std::span<const Value> values) {
+    Envelope& e = ex_.transfer_.hop_slot();
+    ex_.fill_hop_any(e, task_, values);
+    ex_.transfer_.commit_hop();
   }
   // emit_list's anchored emit on the fused hop, with acking: the tuple
   // filled in place (fill_hop_input) and anchored as emit_anchored does;
   // the routed path when the values cannot be copied so.
   [[gnu::noinline]] void emit_anchored_hop(const Tuple* const* anchors, std::size_t num_anchors,
                                            std::span<const Value> values) {
-    if (!ex_.fill_hop_input(task_, values)) {
+    ex_.transfer_.drain_hop();  // the hop's batch was emitted first
+    Envelope& e = ex_.transfer_.inline_envelope();
+    if (!ex_.fill_hop_input(e, task_, values)) {
       emit_routed(kDefaultStream, anchors, num_anchors, values, TaskId());
       return;
     }
     bump(ex_.stats_.emitted);
     bump(ex_.stats_.transferred);
-    Envelope& e = ex_.transfer_.inline_envelope();
     anchor(e.tuple, anchors, num_anchors, ex_.emitter_);
     run_inline(*ex_.hop_.member, e);
   }
@@ -544,6 +562,50 @@ void BoltExecutor::send_ticks() {
 }
 
 void BoltExecutor::run_one_inline(Envelope& e) { run_inline(*this, e); }
+
+void BoltExecutor::execute_run(Task& task, Envelope* es, std::size_t n) {
+  if (task.basic == nullptr || emitter_.acking()) {
+    for (std::size_t i = 0; i < n; ++i) execute(task, es[i].tuple, false);
+    return;
+  }
+  // call_bolt's BasicBolt with acking off. Its counts follow from the run:
+  // every input not timed (execute_sampled counts those) is executed, and
+  // acked unless execute threw (a BasicBolt cannot ack or fail otherwise),
+  // so nothing is stored per input but what execute itself does. The
+  // countdown to the next timed execute is kept in a register.
+  BasicBolt& bolt = *task.basic;
+  OutputCollector& collector = *task.collector;
+  std::uint32_t countdown = sample_countdown_;
+  std::size_t timed = 0;
+  std::size_t threw = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Tuple& input = es[i].tuple;
+    if (--countdown == 0) [[unlikely]] {
+      execute_sampled(task, input, false);
+      countdown = sample_countdown_;
+      ++timed;
+      continue;
+    }
+    try {
+      BasicOutputCollector out(collector, input);
+      bolt.execute(input, out);
+    } catch (...) {
+      execute_threw(task, input, std::current_exception());
+      ++threw;
+    }
+  }
+  sample_countdown_ = countdown;
+  bump(stats_.executed, n - timed);
+  bump(stats_.acked, n - timed - threw);
+}
+
+void run_inline_batch(BoltExecutor& member, Envelope* es, std::size_t n) {
+  BoltExecutor::Task* task =
+      member.only_task_ != nullptr
+          ? member.only_task_
+          : member.tasks_[static_cast<std::size_t>(es[0].dest.value - member.first_task_)].get();
+  member.execute_run(*task, es, n);
+}
 
 void run_inline(BoltExecutor& member, Envelope& e) {
   if (e.kind != MessageKind::kTuple) return;  // no checkpoints when fused

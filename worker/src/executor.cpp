@@ -50,7 +50,10 @@ void Executor::start() {
   TaskId dest;
   const StreamRoute* usual = emitter_.single_usual_route(&dest);
   BoltExecutor* member = usual != nullptr ? transfer_.inline_member(dest) : nullptr;
-  if (member != nullptr) hop_ = {member, dest, &usual->info, usual->info.fields.size()};
+  if (member != nullptr) {
+    hop_ = {member, dest, &usual->info, usual->info.fields.size()};
+    transfer_.bind_hop(member, dest, &usual->info);
+  }
   if (!thread_.joinable()) (void)launch([] { return api::Status::ok(); });
   {
     std::lock_guard lock(go_mutex_);

@@ -33,11 +33,11 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   // routed once (route_usual); any other emit goes through emit_to with
   // them in a Values.
   //
-  // An unreliable emit to a fused member run on this thread (FusedHop) of
-  // values that need no allocation fills the member's input and calls it:
-  // nothing called on the way, so that no register is saved, and the call
-  // is a jump. A reliable one does the same inside its tree
-  // (emit_tracked_hop).
+  // An unreliable emit to a fused member run on this thread (FusedHop)
+  // fills the next slot of the hop's batch in place (Transfer::hop_slot),
+  // which the member runs when it is full or at the flush: no call on the
+  // way for values that need no allocation. A reliable one runs the member
+  // at once, inside its tree (emit_tracked_hop), after the batch.
   void emit_list(std::string_view stream, std::span<const Value> values, Value msg_id,
                  TaskId direct) override {
     const Executor::FusedHop& hop = ex_.hop_;
@@ -50,25 +50,40 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       emit_tracked_hop(values, msg_id);
       return;
     }
-    // From here on only `values` is kept for a way out (emit_usual_routed).
+    emit_on_hop(values);
+  }
+  // emit_list(kDefaultStream, values, Value(), TaskId()).
+  void emit_usual(std::span<const Value> values) override {
+    const Executor::FusedHop& hop = ex_.hop_;
+    if (hop.member == nullptr || values.size() != hop.num_fields) [[unlikely]] {
+      emit_routed(kDefaultStream, values, none_, TaskId());
+      return;
+    }
+    emit_on_hop(values);
+  }
+  // An unreliable emit on the fused hop, of as many values as its fields.
+  [[gnu::always_inline]] void emit_on_hop(std::span<const Value> values) {
+    // From here on only `values` is kept for a way out (emit_hop_slow).
     // `ex_` read once: the stores below would otherwise make it be read
     // again.
     SpoutExecutor& ex = ex_;
-    if (!ex.fill_hop_input(task_, values)) [[unlikely]] {
-      emit_usual_routed(values);
+    Envelope& e = ex.transfer_.hop_slot();
+    if (!ex.fill_hop_pair(e, task_, values)) [[unlikely]] {
+      emit_hop_slow(values);
       return;
     }
     ++ex.emits_;
     ex.progressed_ = true;  // no tree to wait for: the emit is the progress
-    bump(ex.stats_.emitted);
-    bump(ex.stats_.transferred);
-    run_inline(*ex.hop_.member, ex.transfer_.inline_envelope());
+    ex.transfer_.commit_hop();  // counted emitted and transferred when run
   }
-  // emit_list's usual emit (the default stream, unreliable, no direct task)
-  // of values that fill_hop_input could not copy.
-  [[gnu::noinline]] void emit_usual_routed(std::span<const Value> values) {
-    Value none;
-    emit_routed(kDefaultStream, values, none, TaskId());
+  // emit_list's unreliable emit on the hop of values that fill_hop_input
+  // could not copy as a pair of scalars.
+  [[gnu::noinline]] void emit_hop_slow(std::span<const Value> values) {
+    Envelope& e = ex_.transfer_.hop_slot();
+    ex_.fill_hop_any(e, task_, values);
+    ++ex_.emits_;
+    ex_.progressed_ = true;
+    ex_.transfer_.commit_hop();
   }
   // emit_list's reliable emit on the fused hop: with acking, emit_tracked's
   // tree for the hop's one task, its tuple filled in place
@@ -76,7 +91,9 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   // the routed path.
   [[gnu::noinline]] void emit_tracked_hop(std::span<const Value> values, Value& msg_id) {
     Emitter& em = ex_.emitter_;
-    if (!em.acking() || !ex_.fill_hop_input(task_, values)) {
+    ex_.transfer_.drain_hop();  // the hop's batch was emitted first
+    Envelope& e = ex_.transfer_.inline_envelope();
+    if (!em.acking() || !ex_.fill_hop_input(e, task_, values)) {
       emit_routed(kDefaultStream, values, msg_id, TaskId());
       return;
     }
@@ -89,7 +106,6 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
       local->acks = 0;
     }
     const std::uint64_t edge = em.next_id();
-    Envelope& e = ex_.transfer_.inline_envelope();
     e.tuple.mutable_anchors().xor_in(root, edge);
     run_inline(*ex_.hop_.member, e);
     track_tree(root, edge, local, msg_id, 1);
@@ -220,6 +236,9 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
 
  private:
   SpoutExecutor& ex_;
+  // The message id of an unreliable emit: null, and still null when
+  // emit_routed has moved from it (a null Value's move copies it).
+  Value none_;
   int task_index_;
   TaskId task_;
 };

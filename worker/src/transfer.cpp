@@ -42,6 +42,27 @@ void Transfer::fill_routes(const std::vector<TupleSink*>& members) {
   }
 }
 
+void Transfer::bind_hop(BoltExecutor* member, TaskId dest, const StreamInfo* stream) {
+  hop_member_ = member;
+  hop_batch_.resize(kHopBatch);
+  for (Envelope& e : hop_batch_) {
+    e.reuse(dest);
+    e.tuple.set_source(stream, TaskId());
+  }
+  hop_filled_ = 0;
+}
+
+void Transfer::run_hop() {
+  // Emptied first: the member's run fills its own hop, never this one.
+  const std::size_t n = hop_filled_;
+  hop_filled_ = 0;
+  // Each slot is one emit, sent to one task; counted before the member
+  // runs, as a routed emit is before its commit.
+  bump(stats_->emitted, n);
+  bump(stats_->transferred, n);
+  run_inline_batch(*hop_member_, hop_batch_.data(), n);
+}
+
 void Transfer::mark_dirty(int d) {
   dirty_flag_[static_cast<std::size_t>(d)] = true;
   dirty_.push_back(d);
@@ -123,6 +144,7 @@ void Transfer::wait_for_backlog(std::chrono::microseconds timeout) {
 }
 
 bool Transfer::flush() {
+  drain_hop();
   backlog_ = false;
   std::size_t kept = 0;
   for (int d : dirty_) {

@@ -67,6 +67,11 @@ class SpoutOutputCollector {
   // every emit in a spout, inlined it, and made room for its Values.
   virtual void emit_list(std::string_view stream, std::span<const Value> values, Value msg_id,
                          TaskId direct_task);
+  // emit_list of the usual emit: the default stream, no message id (an
+  // unreliable tuple), no direct task. What emit({...}) and emit of a Values
+  // to copy call when they name none of the three, so that the most common
+  // emit passes three words, not eight. The default calls emit_list.
+  virtual void emit_usual(std::span<const Value> values);
   // emit_to for a Values to move from, emit_list for one to copy.
   template <EmittedValues V = Values>
   void emit_values(std::string_view stream, V&& values, Value msg_id, TaskId direct_task) {
@@ -80,9 +85,7 @@ class SpoutOutputCollector {
 
   // A braced list ({word, 1}) picks these overloads; a Values the others
   // (EmittedValues).
-  void emit(std::initializer_list<Value> values) {
-    emit_list(kDefaultStream, detail::span_of(values), Value(), TaskId());
-  }
+  void emit(std::initializer_list<Value> values) { emit_usual(detail::span_of(values)); }
   void emit(std::initializer_list<Value> values, Value msg_id) {
     emit_list(kDefaultStream, detail::span_of(values), std::move(msg_id), TaskId());
   }
@@ -94,7 +97,11 @@ class SpoutOutputCollector {
   }
   template <EmittedValues V = Values>
   void emit(V&& values) {
-    emit_values(kDefaultStream, std::forward<V>(values), Value(), TaskId());
+    if constexpr (detail::kMovable<V>) {
+      emit_to(kDefaultStream, std::move(values), Value(), TaskId());
+    } else {
+      emit_usual(std::span<const Value>(values.data(), values.size()));
+    }
   }
   template <EmittedValues V = Values>
   void emit(V&& values, Value msg_id) {
@@ -141,6 +148,11 @@ class OutputCollector {
   virtual void emit_list(std::string_view stream, const Tuple* const* anchors,
                          std::size_t num_anchors, std::span<const Value> values,
                          TaskId direct_task);
+  // emit_list on the default stream to no direct task, as
+  // SpoutOutputCollector::emit_usual: what the emits that name neither
+  // call. The default calls emit_list.
+  virtual void emit_usual(const Tuple* const* anchors, std::size_t num_anchors,
+                          std::span<const Value> values);
   // emit_to for a Values to move from, emit_list for one to copy.
   template <EmittedValues V = Values>
   void emit_values(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
@@ -152,25 +164,34 @@ class OutputCollector {
                 direct_task);
     }
   }
+  // emit_values on the default stream to no direct task.
+  template <EmittedValues V = Values>
+  void emit_usual_values(const Tuple* const* anchors, std::size_t num_anchors, V&& values) {
+    if constexpr (detail::kMovable<V>) {
+      emit_to(kDefaultStream, anchors, num_anchors, std::move(values), TaskId());
+    } else {
+      emit_usual(anchors, num_anchors, std::span<const Value>(values.data(), values.size()));
+    }
+  }
 
   // A braced list ({word, 1}) picks these overloads; a Values the others
   // (EmittedValues).
   void emit(std::initializer_list<Value> values) {
-    emit_list(kDefaultStream, nullptr, 0, detail::span_of(values), TaskId());
+    emit_usual(nullptr, 0, detail::span_of(values));
   }
   void emit(std::string_view stream, std::initializer_list<Value> values) {
     emit_list(stream, nullptr, 0, detail::span_of(values), TaskId());
   }
   void emit(const Tuple& anchor, std::initializer_list<Value> values) {
     const Tuple* a = &anchor;
-    emit_list(kDefaultStream, &a, 1, detail::span_of(values), TaskId());
+    emit_usual(&a, 1, detail::span_of(values));
   }
   void emit(std::string_view stream, const Tuple& anchor, std::initializer_list<Value> values) {
     const Tuple* a = &anchor;
     emit_list(stream, &a, 1, detail::span_of(values), TaskId());
   }
   void emit(const std::vector<const Tuple*>& anchors, std::initializer_list<Value> values) {
-    emit_list(kDefaultStream, anchors.data(), anchors.size(), detail::span_of(values), TaskId());
+    emit_usual(anchors.data(), anchors.size(), detail::span_of(values));
   }
   void emit(std::string_view stream, const std::vector<const Tuple*>& anchors,
             std::initializer_list<Value> values) {
@@ -178,7 +199,7 @@ class OutputCollector {
   }
   template <EmittedValues V = Values>
   void emit(V&& values) {
-    emit_values(kDefaultStream, nullptr, 0, std::forward<V>(values), TaskId());
+    emit_usual_values(nullptr, 0, std::forward<V>(values));
   }
   template <EmittedValues V = Values>
   void emit(std::string_view stream, V&& values) {
@@ -187,7 +208,7 @@ class OutputCollector {
   template <EmittedValues V = Values>
   void emit(const Tuple& anchor, V&& values) {
     const Tuple* a = &anchor;
-    emit_values(kDefaultStream, &a, 1, std::forward<V>(values), TaskId());
+    emit_usual_values(&a, 1, std::forward<V>(values));
   }
   template <EmittedValues V = Values>
   void emit(std::string_view stream, const Tuple& anchor, V&& values) {
@@ -196,7 +217,7 @@ class OutputCollector {
   }
   template <EmittedValues V = Values>
   void emit(const std::vector<const Tuple*>& anchors, V&& values) {
-    emit_values(kDefaultStream, anchors.data(), anchors.size(), std::forward<V>(values), TaskId());
+    emit_usual_values(anchors.data(), anchors.size(), std::forward<V>(values));
   }
   template <EmittedValues V = Values>
   void emit(std::string_view stream, const std::vector<const Tuple*>& anchors, V&& values) {
@@ -231,14 +252,14 @@ class BasicOutputCollector {
   BasicOutputCollector(OutputCollector& out, const Tuple& input) : out_(out), input_(&input) {}
 
   void emit(std::initializer_list<Value> values) {
-    out_.emit_list(kDefaultStream, &input_, 1, detail::span_of(values), TaskId());
+    out_.emit_usual(&input_, 1, detail::span_of(values));
   }
   void emit(std::string_view stream, std::initializer_list<Value> values) {
     out_.emit_list(stream, &input_, 1, detail::span_of(values), TaskId());
   }
   template <EmittedValues V = Values>
   void emit(V&& values) {
-    out_.emit_values(kDefaultStream, &input_, 1, std::forward<V>(values), TaskId());
+    out_.emit_usual_values(&input_, 1, std::forward<V>(values));
   }
   template <EmittedValues V = Values>
   void emit(std::string_view stream, V&& values) {

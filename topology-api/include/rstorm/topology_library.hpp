@@ -23,7 +23,7 @@
 #include "rstorm/topology_builder.hpp"
 
 // Bumped whenever a change to the public headers breaks binary compatibility.
-#define RSTORM_API_VERSION 6
+#define RSTORM_API_VERSION 7
 
 namespace rstorm {
 

@@ -234,6 +234,28 @@ class Tuple {
     completed_ = false;
     return true;
   }
+  // For the runtime's inputs that are reused and never anchored (a fused
+  // hop's batch slots: no anchors, ack value 0): the values replaced by
+  // copies of `values` and completion forgotten, when both hold as many
+  // values, all null, bool, int64 or double. False otherwise, with the
+  // values maybe partly copied. refill_pair: the usual pair, with no call
+  // and no loop (nothing for its caller to save).
+  bool refill_pair(const Value* pair) {
+    if (values_.size() != 2 || !Value::assign_two_if_scalar(values_.data(), pair)) return false;
+    completed_ = false;
+    return true;
+  }
+  bool refill_scalars(std::span<const Value> values) {
+    const std::size_t n = values.size();
+    if (values_.size() != n) return false;
+    Value* to = values_.data();
+    for (const Value& from : values) {
+      if (!(to++)->assign_if_scalar(from)) return false;
+    }
+    completed_ = false;
+    return true;
+  }
+  void set_source_task(TaskId task) { source_task_ = task; }
   void set_source(const StreamInfo* source, TaskId task) {
     source_ = source;
     source_task_ = task;

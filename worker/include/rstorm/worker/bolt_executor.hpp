@@ -50,6 +50,10 @@ class BoltExecutor final : public Executor {
   [[gnu::always_inline]] inline void execute(Task& task, const Tuple& input, bool tick);
   // Runs a fused member's input by a direct call, execute inline.
   friend void run_inline(BoltExecutor& member, Envelope& e);
+  // Runs a batch of a fused hop's inputs, all for one task.
+  friend void run_inline_batch(BoltExecutor& member, Envelope* es, std::size_t n);
+  // execute of the `n` tuples at `es`, in order, for `task`.
+  void execute_run(Task& task, Envelope* es, std::size_t n);
   [[gnu::noinline]] void execute_sampled(Task& task, const Tuple& input, bool tick);
   // The bolt's execute; an exception fails the input and is reported
   // (execute_threw, out of line).

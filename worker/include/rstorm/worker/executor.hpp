@@ -213,17 +213,39 @@ class Executor {
     std::size_t num_fields = 0;
   };
   FusedHop hop_;
-  // Fills the inline envelope as hop_'s input from `source_task` with
-  // copies of `values` (Tuple::reassign_scalars), the values first, then
-  // what it needs from hop_. False when that would allocate or free: the
-  // emit takes the routed path then.
-  [[gnu::always_inline]] bool fill_hop_input(TaskId source_task, std::span<const Value> values) {
-    Envelope& e = transfer_.inline_envelope();
+  // Fills `e` (a slot of the hop's batch, or the inline envelope) as
+  // hop_'s input from `source_task` with copies of `values`
+  // (Tuple::reassign_scalars), the values first, then what it needs from
+  // hop_. False when that would allocate or free: the emit takes the
+  // routed path then.
+  [[gnu::always_inline]] bool fill_hop_input(Envelope& e, TaskId source_task,
+                                             std::span<const Value> values) {
     if (!e.tuple.reassign_scalars(values)) return false;
     e.dest = hop_.dest;
     e.kind = MessageKind::kTuple;
     e.tuple.set_source(hop_.info, source_task);
     return true;
+  }
+  // fill_hop_input for a slot of the hop's batch, which holds its
+  // destination, kind and stream from the start (Transfer::bind_hop) and is
+  // never anchored: only the values, completion and the source task are
+  // written. fill_hop_pair: two values (the usual tuple), no call on the
+  // way; fill_hop_any: any values, a string or bytes copied, the slot's
+  // values resized on its first fill.
+  [[gnu::always_inline]] bool fill_hop_pair(Envelope& e, TaskId source_task,
+                                            std::span<const Value> values) {
+    if (values.size() != 2 || !e.tuple.refill_pair(values.data())) return false;
+    e.tuple.set_source_task(source_task);
+    return true;
+  }
+  void fill_hop_any(Envelope& e, TaskId source_task, std::span<const Value> values) {
+    if (e.tuple.refill_scalars(values)) {
+      e.tuple.set_source_task(source_task);
+      return;
+    }
+    e.tuple.reset_tracking();
+    e.tuple.mutable_values().assign(values.begin(), values.end());
+    e.tuple.set_source_task(source_task);
   }
 
  private:

@@ -26,6 +26,10 @@ namespace rstorm::worker {
 // Runs `e` on the fused member `member` now (BoltExecutor::run_one_inline):
 // a direct call from commit(), no dispatch through the sink.
 void run_inline(BoltExecutor& member, Envelope& e);
+// Runs the `n` tuples at `es`, all for one task of `member`, in order: the
+// member's task looked up, its registers saved and its counts stored once
+// for the run, not once a tuple.
+void run_inline_batch(BoltExecutor& member, Envelope* es, std::size_t n);
 
 class Transfer {
  public:
@@ -53,6 +57,7 @@ class Transfer {
     const TaskRoute& t = task_routes_[static_cast<std::size_t>(dest.value)];
     last_inline_ = t.inline_member;
     if (last_inline_ != nullptr) {
+      drain_hop();  // the hop's tuples run first: they were emitted first
       inline_envelope_.reuse(dest);
       return inline_envelope_;
     }
@@ -78,6 +83,26 @@ class Transfer {
   // place and given to run_inline() by a caller that resolved the member
   // itself (Executor::FusedHop), without append() and commit().
   Envelope& inline_envelope() { return inline_envelope_; }
+
+  // The fused hop's batch (Executor::FusedHop): an emit on the hop fills
+  // the next slot in place (hop_slot) and commits it (commit_hop); the
+  // member runs the slots a batch at a time (run_inline_batch) when the
+  // batch is full, before anything else reaches a member run inline
+  // (append: the hop's tuples were emitted first), and at flush(). The
+  // slots are reused: each holds `dest` and `stream` from the start, and
+  // an emit writes its values in place, with no allocation for scalars.
+  // Set once by the executor's start().
+  static constexpr std::size_t kHopBatch = 16;
+  void bind_hop(BoltExecutor* member, TaskId dest, const StreamInfo* stream);
+  // REQUIRES: bind_hop.
+  Envelope& hop_slot() { return hop_batch_[hop_filled_]; }
+  [[gnu::always_inline]] void commit_hop() {
+    if (++hop_filled_ == kHopBatch) run_hop();
+  }
+  // Runs the hop's pending tuples now, if any.
+  void drain_hop() {
+    if (hop_filled_ != 0) run_hop();
+  }
 
   // Sends a control message (Envelope::set_control). An acking message
   // (is_acking) joins the pending batch's last acking envelope of the same
@@ -128,6 +153,7 @@ class Transfer {
   // registers saved. Both mark the sink dirty: flush() hands it on.
   Envelope& append_to_batch(int d, TaskId dest);
   [[gnu::noinline]] void mark_dirty(int d);
+  [[gnu::noinline]] void run_hop();
 
   const std::vector<TupleSink*>* sinks_;
   const std::vector<int>* task_sink_;
@@ -159,6 +185,9 @@ class Transfer {
   static constexpr std::size_t kNoEnvelope = ~std::size_t{0};
   std::vector<std::size_t> coalesce_at_;
   Envelope inline_envelope_;  // the one handed out for sinks that run inline
+  BoltExecutor* hop_member_ = nullptr;
+  std::vector<Envelope> hop_batch_;  // kHopBatch slots once bound
+  std::size_t hop_filled_ = 0;       // slots committed, not yet run
   bool backlog_ = false;
   BoltExecutor* last_inline_ = nullptr;  // the member of the last append, if it runs inline
   int last_ = 0;                         // the sink of the last append to a batch
