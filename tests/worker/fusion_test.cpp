@@ -462,31 +462,6 @@ TEST(Fusion, AFusedMembersEmitsCarryTheTreeSoAFailDownstreamReplaysIt) {
   for (const auto& [id, times] : spout->acks) ASSERT_EQ(times, 1) << id;
 }
 
-// Emits {seq, payload} unreliably for seq < limit, the payload an int64,
-// and a string every 7th (the fused hop copies a string on its slow path).
-class SeqSpout : public Spout {
- public:
-  explicit SeqSpout(std::int64_t limit) : limit_(limit) {}
-  void open(const Config&, const TopologyContext&, SpoutOutputCollector& c) override { out_ = &c; }
-  void next_tuple() override {
-    if (next_ >= limit_) return;
-    const std::int64_t seq = next_++;
-    if (seq % 7 == 0) {
-      out_->emit({seq, Value("s" + std::to_string(seq))});
-    } else {
-      out_->emit({seq, seq * 3});
-    }
-  }
-  void declare_output_fields(OutputFieldsDeclarer& d) override {
-    d.declare(Fields{"seq", "payload"});
-  }
-
- private:
-  std::int64_t limit_;
-  SpoutOutputCollector* out_ = nullptr;
-  std::int64_t next_ = 0;
-};
-
 // Forwards its input's values, in order: throws (failing the input) on a
 // seq that is a multiple of `throw_every`, and on an input out of order.
 class OrderedForwardBolt : public BasicBolt {
@@ -509,7 +484,7 @@ class OrderedForwardBolt : public BasicBolt {
 };
 
 // A fused hop runs its member's inputs a batch at a time: every input still
-// arrives in the order it was emitted (strings and numbers alike), each is
+// arrives in the order it was emitted (values of every kind), each is
 // executed once, and a BasicBolt's inputs are counted acked, or failed when
 // execute threw, exactly, with acking off and with acking on (the spout's
 // emits unreliable).
@@ -520,7 +495,7 @@ TEST(Fusion, BatchedHopKeepsOrderAndCountsAThrowingBasicBoltExactly) {
     auto sink = std::make_shared<Ledger>();
     TopologyBuilder builder;
     builder.set_spout(
-        "source", [] { return std::make_unique<SeqSpout>(kN); }, 2);
+        "source", [] { return std::make_unique<MixedSpout>(kN); }, 2);
     builder
         .set_bolt(
             "first", [] { return std::make_unique<OrderedForwardBolt>(1000); }, 2)
@@ -575,8 +550,7 @@ TEST(Fusion, BatchedHopKeepsOrderAndCountsAThrowingBasicBoltExactly) {
             if (seq <= it->second) order_broken.insert(seq);
             it->second = seq;
           }
-          const Value want = seq % 7 == 0 ? Value("s" + std::to_string(seq)) : Value(seq * 3);
-          ASSERT_EQ(tuple.values()[1], want) << tuple.to_string();
+          ASSERT_EQ(tuple.values()[1], mixed_payload(seq)) << tuple.to_string();
           ++seen[seq];
         }
       }

@@ -83,8 +83,8 @@ class BoltExecutor::Collector final : public OutputCollector {
     }
     ex.transfer_.commit_hop();  // counted emitted and transferred when run
   }
-  // emit_list's usual emit (the default stream, no tree joined, no direct
-  // task) of values that fill_hop_input could not copy as a pair of scalars.
+  // emit_on_hop's emit of values that fill_hop_pair could not copy (not a
+  // pair of scalars, or the slot's first fill).
   [[gnu::noinline]] void emit_hop_slow(std::span<const Value> values) {
     Envelope& e = ex_.transfer_.hop_slot();
     ex_.fill_hop_any(e, task_, values);

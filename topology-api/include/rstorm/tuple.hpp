@@ -218,16 +218,10 @@ class Tuple {
   // partly copied: reset_tracking() and assign() then. The source is the
   // caller's to set (set_source).
   bool reassign_scalars(std::span<const Value> values) {
-    const std::size_t n = values.size();
-    if (values_.size() != n) return false;
-    Value* to = values_.data();
-    const Value* from = values.data();
-    if (n == 2) {
-      if (!Value::assign_two_if_scalar(to, from)) return false;
-    } else {
-      for (const Value* end = from + n; from != end; ++from, ++to) {
-        if (!to->assign_if_scalar(*from)) return false;
-      }
+    if (values.size() == 2 && values_.size() == 2) {
+      if (!Value::assign_two_if_scalar(values_.data(), values.data())) return false;
+    } else if (!assign_scalars(values)) {
+      return false;
     }
     if (!anchors_.clear_if_inline()) return false;
     ack_val_ = 0;
@@ -246,12 +240,7 @@ class Tuple {
     return true;
   }
   bool refill_scalars(std::span<const Value> values) {
-    const std::size_t n = values.size();
-    if (values_.size() != n) return false;
-    Value* to = values_.data();
-    for (const Value& from : values) {
-      if (!(to++)->assign_if_scalar(from)) return false;
-    }
+    if (!assign_scalars(values)) return false;
     completed_ = false;
     return true;
   }
@@ -262,6 +251,16 @@ class Tuple {
   }
 
  private:
+  // The values replaced by copies of `values` when both hold as many, all
+  // scalars; false otherwise, with the values maybe partly copied.
+  bool assign_scalars(std::span<const Value> values) {
+    if (values_.size() != values.size()) return false;
+    Value* to = values_.data();
+    for (const Value& from : values) {
+      if (!(to++)->assign_if_scalar(from)) return false;
+    }
+    return true;
+  }
   const Value& checked(std::size_t index, ValueType want) const {
     if (index < values_.size() && values_[index].type() == want) return values_[index];
     throw_bad_access(index, want);
