@@ -350,6 +350,20 @@ class ForwardBolt : public BasicBolt {
   bool braced_;
 };
 
+// source (MixedSpout of `n` tuples a task) -> stage1 -> stage2 -> sink, two
+// executors each: the stages by local-or-shuffle (a fused chain), the sink
+// (recording into `sink`) by shuffle.
+api::Result<Topology> mixed_chain(std::int64_t n, BasicBoltFactory stage1, BasicBoltFactory stage2,
+                                  std::shared_ptr<Ledger> sink) {
+  TopologyBuilder builder;
+  builder.set_spout(
+      "source", [n] { return std::make_unique<MixedSpout>(n); }, 2);
+  builder.set_bolt("stage1", std::move(stage1), 2).local_or_shuffle_grouping("source");
+  builder.set_bolt("stage2", std::move(stage2), 2).local_or_shuffle_grouping("stage1");
+  builder.set_bolt("sink", recording_bolt(std::move(sink))).shuffle_grouping("stage2");
+  return builder.build();
+}
+
 // Acking off, the chain's emits pass by the fused hop: the values of every
 // kind reach the sink exactly, once each, the per-component counts are
 // exact, and an emit of the wrong arity is still refused and counted as
@@ -359,19 +373,9 @@ class ForwardBolt : public BasicBolt {
 TEST(Fusion, UnackedChainDeliversEveryKindOfValueExactlyAndStillRefusesWrongEmits) {
   static constexpr std::int64_t kN = 14000;
   auto sink = std::make_shared<Ledger>();
-  TopologyBuilder builder;
-  builder.set_spout(
-      "source", [] { return std::make_unique<MixedSpout>(kN); }, 2);
-  builder
-      .set_bolt(
-          "stage1", [] { return std::make_unique<ForwardBolt>(false); }, 2)
-      .local_or_shuffle_grouping("source");
-  builder
-      .set_bolt(
-          "stage2", [] { return std::make_unique<ForwardBolt>(true); }, 2)
-      .local_or_shuffle_grouping("stage1");
-  builder.set_bolt("sink", recording_bolt(sink)).shuffle_grouping("stage2");
-  auto t = builder.build();
+  auto t = mixed_chain(
+      kN, [] { return std::make_unique<ForwardBolt>(false); },
+      [] { return std::make_unique<ForwardBolt>(true); }, sink);
   ASSERT_TRUE(t.ok());
   Config conf = fused();
   conf.set("topology.acker.executors", 0);
@@ -493,23 +497,13 @@ TEST(Fusion, BatchedHopKeepsOrderAndCountsAThrowingBasicBoltExactly) {
   for (const bool acking : {false, true}) {
     SCOPED_TRACE(acking ? "acking on" : "acking off");
     auto sink = std::make_shared<Ledger>();
-    TopologyBuilder builder;
-    builder.set_spout(
-        "source", [] { return std::make_unique<MixedSpout>(kN); }, 2);
-    builder
-        .set_bolt(
-            "first", [] { return std::make_unique<OrderedForwardBolt>(1000); }, 2)
-        .local_or_shuffle_grouping("source");
-    builder
-        .set_bolt(
-            "second", [] { return std::make_unique<OrderedForwardBolt>(999); }, 2)
-        .local_or_shuffle_grouping("first");
-    builder.set_bolt("sink", recording_bolt(sink)).shuffle_grouping("second");
-    auto t = builder.build();
+    auto t = mixed_chain(
+        kN, [] { return std::make_unique<OrderedForwardBolt>(1000); },
+        [] { return std::make_unique<OrderedForwardBolt>(999); }, sink);
     ASSERT_TRUE(t.ok());
     Config conf = fused();
     if (!acking) conf.set("topology.acker.executors", 0);
-    // Thrown by `first` (seq % 1000 == 0), then by `second` of what passed.
+    // Thrown by `stage1` (seq % 1000 == 0), then by `stage2` of what passed.
     constexpr std::uint64_t kFirstThrew = 2 * ((kN - 1) / 1000 + 1);
     std::uint64_t second_threw = 0;
     for (std::int64_t seq = 0; seq < kN; ++seq) {
@@ -522,20 +516,20 @@ TEST(Fusion, BatchedHopKeepsOrderAndCountsAThrowingBasicBoltExactly) {
         << sink->received_total() << " of " << passed;
     auto stats = cluster.stats("t");
     ASSERT_TRUE(stats.ok());
-    EXPECT_EQ(component(*stats, "first").fused_into, "source");
-    EXPECT_EQ(component(*stats, "second").fused_into, "first");
+    EXPECT_EQ(component(*stats, "stage1").fused_into, "source");
+    EXPECT_EQ(component(*stats, "stage2").fused_into, "stage1");
     EXPECT_EQ(component(*stats, "source").emitted, 2u * kN);
     EXPECT_EQ(component(*stats, "source").transferred, 2u * kN);
-    EXPECT_EQ(component(*stats, "first").executed, 2u * kN);
-    EXPECT_EQ(component(*stats, "first").acked, 2u * kN - kFirstThrew);
-    EXPECT_EQ(component(*stats, "first").failed, kFirstThrew);
-    EXPECT_EQ(component(*stats, "first").errors, kFirstThrew);
-    EXPECT_EQ(component(*stats, "first").emitted, 2u * kN - kFirstThrew);
-    EXPECT_EQ(component(*stats, "second").executed, 2u * kN - kFirstThrew);
-    EXPECT_EQ(component(*stats, "second").acked, passed);
-    EXPECT_EQ(component(*stats, "second").failed, second_threw);
-    EXPECT_EQ(component(*stats, "second").errors, second_threw);
-    // What each `second` task sent reached the sink in order, every value
+    EXPECT_EQ(component(*stats, "stage1").executed, 2u * kN);
+    EXPECT_EQ(component(*stats, "stage1").acked, 2u * kN - kFirstThrew);
+    EXPECT_EQ(component(*stats, "stage1").failed, kFirstThrew);
+    EXPECT_EQ(component(*stats, "stage1").errors, kFirstThrew);
+    EXPECT_EQ(component(*stats, "stage1").emitted, 2u * kN - kFirstThrew);
+    EXPECT_EQ(component(*stats, "stage2").executed, 2u * kN - kFirstThrew);
+    EXPECT_EQ(component(*stats, "stage2").acked, passed);
+    EXPECT_EQ(component(*stats, "stage2").failed, second_threw);
+    EXPECT_EQ(component(*stats, "stage2").errors, second_threw);
+    // What each `stage2` task sent reached the sink in order, every value
     // as emitted.
     std::set<std::int64_t> order_broken;
     std::map<std::int64_t, int> seen;

@@ -218,14 +218,9 @@ class Tuple {
   // partly copied: reset_tracking() and assign() then. The source is the
   // caller's to set (set_source).
   bool reassign_scalars(std::span<const Value> values) {
-    if (values.size() == 2 && values_.size() == 2) {
-      if (!Value::assign_two_if_scalar(values_.data(), values.data())) return false;
-    } else if (!assign_scalars(values)) {
-      return false;
-    }
-    if (!anchors_.clear_if_inline()) return false;
+    const bool copied = values.size() == 2 ? refill_pair(values.data()) : refill_scalars(values);
+    if (!copied || !anchors_.clear_if_inline()) return false;
     ack_val_ = 0;
-    completed_ = false;
     return true;
   }
   // For the runtime's inputs that are reused and never anchored (a fused

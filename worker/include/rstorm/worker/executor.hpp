@@ -239,12 +239,10 @@ class Executor {
     return true;
   }
   void fill_hop_any(Envelope& e, TaskId source_task, std::span<const Value> values) {
-    if (e.tuple.refill_scalars(values)) {
-      e.tuple.set_source_task(source_task);
-      return;
+    if (!e.tuple.refill_scalars(values)) {
+      e.tuple.reset_tracking();
+      e.tuple.mutable_values().assign(values.begin(), values.end());
     }
-    e.tuple.reset_tracking();
-    e.tuple.mutable_values().assign(values.begin(), values.end());
     e.tuple.set_source_task(source_task);
   }
 
