@@ -615,6 +615,9 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
   }
   assignment.code_blob_key = record.code_blob_key;
   assignment.code_sha256 = record.code_sha256;
+  assignment.warnings = placement.warnings;
+  // The warnings are the placement's story, not a change: an assignment
+  // kept as it was keeps those it was written with.
   const bool same = existing && existing->executors == assignment.executors &&
                     existing->node_hosts == assignment.node_hosts &&
                     existing->code_sha256 == assignment.code_sha256;

@@ -304,6 +304,9 @@ Result<thrift::TopologyPlacement> Nimbus::placement(const std::string& id_or_nam
   auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment");
   if (!a) return a.status();
   out.__set_assignment(*a);
+  // Those of the placement that put the executors where they are, whichever
+  // nimbus made it.
+  out.warnings = a->warnings;
   // Racks of the nodes, from their registrations.
   std::map<std::string, std::string> rack_of;
   std::map<std::string, thrift::NodeUsage> nodes;
@@ -330,8 +333,6 @@ Result<thrift::TopologyPlacement> Nimbus::placement(const std::string& id_or_nam
       n.cpu_capacity = u.cpu_capacity;
       nodes[n.node_id] = n;
     }
-    if (auto p = placements_.find(record.id); p != placements_.end())
-      out.warnings = p->second.warnings;
   }
   for (const auto& e : a->executors) {
     auto& ports = nodes[e.slot.node_id].used_ports;

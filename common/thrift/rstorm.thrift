@@ -120,6 +120,11 @@ struct Assignment {
   5: string code_blob_key,
   6: string code_sha256,
   7: i64 version,                     // bumped on every reassignment
+  // What the scheduler warned of when it made this placement (CPU
+  // overcommitted on a node, ...): kept with it, so that a nimbus that
+  // leads later (failover, restart) still shows them. Not part of what
+  // workers compare: a warning changes no executor's place.
+  8: list<string> warnings,
 }
 
 enum TopologyStatus {

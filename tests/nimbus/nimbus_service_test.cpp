@@ -583,6 +583,34 @@ TEST_F(NimbusServiceTest, NewLeaderWaitsForASupervisorItHasNotSeenBeforeMovingIt
   for (const auto& e : moved->executors) EXPECT_NE(e.slot.node_id, late);
 }
 
+// The scheduler's warnings (here CPU overcommitted: one node with 30 points
+// for a topology that asks more) belong to the placement that put the
+// executors there: a nimbus that leads after a restart, which keeps the
+// assignment as it was, still shows them, and rewrites nothing for them.
+TEST_F(NimbusServiceTest, PlacementWarningsSurviveANewLeaderThatKeepsTheAssignment) {
+  auto sup = add_supervisor(supervisor_info("sup-1", "r1", 4096, 30, {6700, 6701}));
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); })) << record(*id)->status_reason;
+  const auto before = client_->placement(*id);
+  ASSERT_TRUE(before) << before.status().to_string();
+  ASSERT_FALSE(before->warnings.empty());
+  EXPECT_NE(before->warnings[0].find("overcommits CPU on sup-1"), std::string::npos)
+      << before->warnings[0];
+  const std::int64_t version = assignment(*id)->version;
+
+  client_.reset();
+  stop_nimbus();
+  start_nimbus();
+  const auto rounds = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > rounds + 2; }));
+  EXPECT_EQ(assignment(*id)->version, version);
+  const auto after = client_->placement(*id);
+  ASSERT_TRUE(after) << after.status().to_string();
+  EXPECT_EQ(after->warnings, before->warnings);
+}
+
 // A topology waiting to be rebalanced, or killed with a wait, still runs its
 // workers: their ports, and the memory and CPU they use, stay taken. One
 // submitted meanwhile is placed around them (no port assigned twice, no
