@@ -15,6 +15,24 @@ if(RSTORM_SANITIZE)
   endif()
 endif()
 
+if(RSTORM_TSAN)
+  if(RSTORM_SANITIZE)
+    message(FATAL_ERROR "RSTORM_TSAN and RSTORM_SANITIZE cannot be combined: "
+                        "ThreadSanitizer and AddressSanitizer exclude each other")
+  endif()
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC 12 warns that TSan does not support std::atomic_thread_fence, which
+    # Boost.Asio's headers use; with -Werror the build stops.
+    list(APPEND RSTORM_WARNINGS -Wno-tsan)
+  endif()
+  # The suppressions of races TSan cannot see as synchronised (libraries not
+  # built with it), in every binary: no TSAN_OPTIONS to remember.
+  add_library(rstorm_tsan_suppressions OBJECT ${CMAKE_CURRENT_LIST_DIR}/tsan_suppressions.cpp)
+  link_libraries($<BUILD_INTERFACE:rstorm_tsan_suppressions>)
+endif()
+
 # rstorm_library(<piece> [STATIC|SHARED] SOURCES ... DEPS ...)
 # Defines target rstorm_<piece> with alias rstorm::<piece>.
 function(rstorm_library piece)
