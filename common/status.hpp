@@ -30,12 +30,26 @@ enum class ErrorCode {
 
 std::string_view error_code_name(ErrorCode code);
 
+class Status;
+
+// What Status::ok() returns: an OK Status wherever one is expected, and a
+// compile error where it would be tested: on a Status s, `if (!s.ok())` would
+// call the static member and test a new OK Status, never s (as
+// rstorm::api::OkStatus).
+class [[nodiscard]] OkStatus {
+ public:
+  operator Status() const;  // NOLINT: implicit, an OK Status
+  // Status::ok() is not a test: use is_ok() or `if (!status)`.
+  explicit operator bool() const = delete;
+  bool operator!() const = delete;
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
-  static Status ok() { return {}; }
+  static OkStatus ok() { return {}; }
 
   bool is_ok() const { return code_ == ErrorCode::kOk; }
   explicit operator bool() const { return is_ok(); }
@@ -48,6 +62,8 @@ class [[nodiscard]] Status {
   ErrorCode code_ = ErrorCode::kOk;
   std::string message_;
 };
+
+inline OkStatus::operator Status() const { return {}; }
 
 // A value or the Status saying why there is none.
 template <typename T>

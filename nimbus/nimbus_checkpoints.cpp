@@ -70,19 +70,20 @@ Result<thrift::CheckpointState> Nimbus::complete_checkpoint(const std::string& t
                       std::to_string(checkpoint.part_tasks.size()) + ": not recorded");
   }
   retained = std::max(1, retained);
-  auto state = update_checkpoint_state(*id, "record " + what, [&](thrift::CheckpointState& state) {
-    if (checkpoint.epoch < state.epoch) {
-      return Status(ErrorCode::kInvalidArgument,
-                    what + " is stale: the topology moved on to recovery epoch " +
-                        std::to_string(state.epoch) + "; not recorded");
-    }
-    state.complete.push_back(checkpoint);
-    if (state.complete.size() > static_cast<std::size_t>(retained)) {
-      state.complete.erase(state.complete.begin(),
-                           state.complete.end() - static_cast<std::ptrdiff_t>(retained));
-    }
-    return Status::ok();
-  });
+  auto state =
+      update_checkpoint_state(*id, "record " + what, [&](thrift::CheckpointState& state) -> Status {
+        if (checkpoint.epoch < state.epoch) {
+          return Status(ErrorCode::kInvalidArgument,
+                        what + " is stale: the topology moved on to recovery epoch " +
+                            std::to_string(state.epoch) + "; not recorded");
+        }
+        state.complete.push_back(checkpoint);
+        if (state.complete.size() > static_cast<std::size_t>(retained)) {
+          state.complete.erase(state.complete.begin(),
+                               state.complete.end() - static_cast<std::ptrdiff_t>(retained));
+        }
+        return Status::ok();
+      });
   if (state) remove_checkpoint_parts(*id, &*state, &*keys);
   return state;
 }

@@ -40,7 +40,7 @@ api::Status launch_with(const ExecutorEnv& env, const ExecutorPlan& ep, std::uin
   auto ex = std::make_unique<E>(env, ep, seed);
   E* e = ex.get();
   out = std::move(ex);
-  return e->launch([&] {
+  return e->launch([&]() -> api::Status {
     auto instances = make_instances<T>(ep, make);
     if (!instances.ok()) return instances.status();
     e->make_tasks(std::move(instances).value());

@@ -12,10 +12,25 @@
 
 namespace rstorm::api {
 
+class Status;
+
+// What Status::ok() returns: an ok Status wherever one is expected (returned,
+// stored, passed, in `c ? Status::ok() : e`), and a compile error where it
+// would be tested. C++ lets an instance call a static member, so on a
+// Status s, `if (!s.ok())` would test a new ok Status, never s, and let every
+// error through; s.is_ok() (or `if (!s)`) tests s. (Result<T>::ok() is a test.)
+class [[nodiscard]] OkStatus {
+ public:
+  operator Status() const;  // NOLINT: implicit, an ok Status
+  // Status::ok() is not a test: use is_ok() or `if (!status)`.
+  explicit operator bool() const = delete;
+  bool operator!() const = delete;
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // ok
-  static Status ok() { return Status(); }
+  static OkStatus ok() { return {}; }
   static Status error(std::string message) {
     Status s;
     s.messages_.push_back(std::move(message));
@@ -44,6 +59,8 @@ class [[nodiscard]] Status {
  private:
   std::vector<std::string> messages_;
 };
+
+inline OkStatus::operator Status() const { return Status(); }
 
 // A T or the Status that says why there is none.
 template <typename T>
