@@ -147,7 +147,8 @@ std::uint64_t Nimbus::rounds() const {
   return rounds_;
 }
 
-Result<std::vector<thrift::TopologyRecord>> Nimbus::all_records() {
+Result<std::vector<thrift::TopologyRecord>> Nimbus::all_records(
+    std::map<std::string, std::int32_t>* versions) {
   auto ids = store_.children(paths_.topologies());
   if (!ids) return ids.status();
   std::vector<thrift::TopologyRecord> out;
@@ -159,6 +160,7 @@ Result<std::vector<thrift::TopologyRecord>> Nimbus::all_records() {
       logger_.warn("skipping topology record {}: {}", id, record.status().message());
       continue;
     }
+    if (versions != nullptr) (*versions)[record->id] = node->version;
     out.push_back(std::move(*record));
   }
   return out;
@@ -181,9 +183,28 @@ Result<std::pair<thrift::TopologyRecord, std::int32_t>> Nimbus::find_record(
                 "topology '" + id_or_name + "' is not running (see `rstorm list`)");
 }
 
-Status Nimbus::write_record(const thrift::TopologyRecord& record) {
-  auto s = store_.set(paths_.topology(record.id), encode_thrift(record));
-  return s.status();
+Status Nimbus::write_record(const thrift::TopologyRecord& record, std::int32_t expected_version) {
+  return store_.set(paths_.topology(record.id), encode_thrift(record), expected_version).status();
+}
+
+Result<thrift::TopologyRecord> Nimbus::update_record(
+    const std::string& id_or_name, const std::function<Status(thrift::TopologyRecord&)>& change) {
+  constexpr int kAttempts = 20;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    auto found = find_record(id_or_name);
+    if (!found) return found.status();
+    thrift::TopologyRecord record = std::move(found->first);
+    if (Status s = change(record); !s) return s;
+    Status written = write_record(record, found->second);
+    if (written) return record;
+    if (written.code() != ErrorCode::kVersionConflict && written.code() != ErrorCode::kNotFound) {
+      return written;
+    }
+    // Changed or removed since the read: decide again on what it is now.
+  }
+  return Status(ErrorCode::kUnavailable, "topology '" + id_or_name +
+                                             "' changed under every attempt to update it; "
+                                             "try again");
 }
 
 Result<Nimbus::Loaded> Nimbus::load(const thrift::TopologyRecord& record) {
@@ -400,19 +421,19 @@ std::optional<security::TopologyAcl> Nimbus::blob_acl(const std::string& blob_ke
 
 Status Nimbus::kill(const std::string& name, std::optional<int> wait_secs) {
   if (Status s = require_leader(); !s) return s;
-  auto found = find_record(name);
-  if (!found) return found.status();
-  thrift::TopologyRecord record = found->first;
   const int wait = std::max(0, wait_secs.value_or(options_.default_kill_wait_secs));
-  record.status = thrift::TopologyStatus::KILLED;
-  record.kill_wait_secs = wait;
-  record.status_reason = "killed; assignment removed after " + std::to_string(wait) + " s";
-  if (Status s = write_record(record); !s) return s;
+  auto record = update_record(name, [&](thrift::TopologyRecord& r) -> Status {
+    r.status = thrift::TopologyStatus::KILLED;
+    r.kill_wait_secs = wait;
+    r.status_reason = "killed; assignment removed after " + std::to_string(wait) + " s";
+    return Status::ok();
+  });
+  if (!record) return record.status();
   {
     std::lock_guard lock(mutex_);
-    kill_deadlines_[record.id] = now() + wait * 1000LL;
+    kill_deadlines_[record->id] = now() + wait * 1000LL;
   }
-  logger_.info("killing topology {} (wait {} s)", record.id, wait);
+  logger_.info("killing topology {} (wait {} s)", record->id, wait);
   trigger();
   return Status::ok();
 }
@@ -421,16 +442,17 @@ Status Nimbus::set_status(const std::string& name, thrift::TopologyStatus::type 
                           thrift::TopologyStatus::type from_b, thrift::TopologyStatus::type to,
                           const char* verb) {
   if (Status s = require_leader(); !s) return s;
-  auto found = find_record(name);
-  if (!found) return found.status();
-  thrift::TopologyRecord record = found->first;
-  if (record.status != from_a && record.status != from_b) {
-    return Status(ErrorCode::kInvalidArgument, std::string("cannot ") + verb + " topology '" +
-                                                   name + "': it is " +
-                                                   thrift::to_string(record.status));
-  }
-  record.status = to;
-  return store_.set(paths_.topology(record.id), encode_thrift(record), found->second).status();
+  return update_record(name,
+                       [&](thrift::TopologyRecord& record) -> Status {
+                         if (record.status != from_a && record.status != from_b) {
+                           return Status(ErrorCode::kInvalidArgument,
+                                         std::string("cannot ") + verb + " topology '" + name +
+                                             "': it is " + thrift::to_string(record.status));
+                         }
+                         record.status = to;
+                         return Status::ok();
+                       })
+      .status();
 }
 
 Status Nimbus::activate(const std::string& name) {
@@ -507,20 +529,32 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
       // keep 30, Storm's default timeout
     }
   }
-  const auto previous = record.status == thrift::TopologyStatus::INACTIVE
-                            ? thrift::TopologyStatus::INACTIVE
-                            : thrift::TopologyStatus::ACTIVE;
-  {
-    // Before the record changes, so that the monitor never sees REBALANCING without it.
-    std::lock_guard lock(mutex_);
-    rebalances_[record.id] = PendingRebalance{now() + wait * 1000LL, options, previous};
-  }
-  record.status = thrift::TopologyStatus::REBALANCING;
-  record.status_reason = "rebalancing in " + std::to_string(wait) + " s (spouts deactivated)";
-  if (Status s = write_record(record); !s) {
+  // Written over the record as it is now: a kill or a deactivate that came
+  // after the checks above is kept (refused, or the state to return to).
+  auto written = update_record(record.id, [&](thrift::TopologyRecord& now_record) -> Status {
+    if (now_record.status == thrift::TopologyStatus::KILLED ||
+        now_record.status == thrift::TopologyStatus::REBALANCING) {
+      return Status(ErrorCode::kInvalidArgument, "cannot rebalance topology '" + name +
+                                                     "': it is " +
+                                                     thrift::to_string(now_record.status));
+    }
+    const auto previous = now_record.status == thrift::TopologyStatus::INACTIVE
+                              ? thrift::TopologyStatus::INACTIVE
+                              : thrift::TopologyStatus::ACTIVE;
+    {
+      // Before the record changes, so that the monitor never sees REBALANCING without it.
+      std::lock_guard lock(mutex_);
+      rebalances_[now_record.id] = PendingRebalance{now() + wait * 1000LL, options, previous};
+    }
+    now_record.status = thrift::TopologyStatus::REBALANCING;
+    now_record.status_reason =
+        "rebalancing in " + std::to_string(wait) + " s (spouts deactivated)";
+    return Status::ok();
+  });
+  if (!written) {
     std::lock_guard lock(mutex_);
     rebalances_.erase(record.id);
-    return s;
+    return written.status();
   }
   trigger();
   return Status::ok();

@@ -191,8 +191,19 @@ class Nimbus {
   // The record whose id or name is `id_or_name` (kNotFound naming it).
   Result<std::pair<thrift::TopologyRecord, std::int32_t>> find_record(
       const std::string& id_or_name);
-  Result<std::vector<thrift::TopologyRecord>> all_records();
-  Status write_record(const thrift::TopologyRecord& record);
+  // Every record; with `versions`, each one's node version by id, for
+  // write_record().
+  Result<std::vector<thrift::TopologyRecord>> all_records(
+      std::map<std::string, std::int32_t>* versions = nullptr);
+  // Writes `record` over the version it was read at: kVersionConflict when
+  // the record changed since (a kill, a deactivate, a rebalance meanwhile),
+  // which the writer must not overwrite.
+  Status write_record(const thrift::TopologyRecord& record, std::int32_t expected_version);
+  // Reads the record of `id_or_name`, applies `change` (which may refuse with
+  // its own error) and writes it over the version read, again from the read
+  // when another write came between; returns the record written.
+  Result<thrift::TopologyRecord> update_record(
+      const std::string& id_or_name, const std::function<Status(thrift::TopologyRecord&)>& change);
   Result<Loaded> load(const thrift::TopologyRecord& record);
   Status check_fits(const scheduler::TopologyRequest& request);
   Status set_status(const std::string& name, thrift::TopologyStatus::type from_a,
@@ -212,13 +223,17 @@ class Nimbus {
   // Whether a topology not yet assigned may be scheduled: enough nimbuses hold
   // its code, or the replication wait is over (logged once either way).
   bool replicated_enough(const thrift::TopologyRecord& record, std::int64_t now_ms);
-  Status apply_rebalance(thrift::TopologyRecord record, const PendingRebalance& pending);
+  Status apply_rebalance(thrift::TopologyRecord record, std::int32_t version,
+                         const PendingRebalance& pending);
   bool worker_dead(const SlotKey& slot, std::int64_t now_ms);
   // The slots of `holding` (topologies whose workers run on but that the
   // round does not place) that `cluster` still offers, with what they use.
   std::vector<scheduler::SlotUsage> held_slots(
       const std::vector<const thrift::TopologyRecord*>& holding, const scheduler::Cluster& cluster);
-  void write_outcome(const thrift::TopologyRecord& record,
+  // write_record() from a round: a record changed since the round read it
+  // is left as it is (and another round follows).
+  void write_round_record(const thrift::TopologyRecord& record, std::int32_t version);
+  void write_outcome(const thrift::TopologyRecord& record, std::int32_t version,
                      const scheduler::TopologyRequest& request,
                      const scheduler::TopologyPlacement& placement,
                      const std::optional<thrift::Assignment>& existing,

@@ -216,7 +216,8 @@ void Nimbus::finish_kill(const thrift::TopologyRecord& record) {
   logger_.info("killed topology {}: assignment and blobs removed", record.id);
 }
 
-Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const PendingRebalance& pending) {
+Status Nimbus::apply_rebalance(thrift::TopologyRecord record, std::int32_t version,
+                               const PendingRebalance& pending) {
   const thrift::RebalanceOptions& options = pending.options;
   auto loaded = load(record);
   if (!loaded) return loaded.status();
@@ -269,7 +270,7 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, const PendingRebal
       }
     }
   }
-  return write_record(record);
+  return write_record(record, version);
 }
 
 void Nimbus::leader_round() {
@@ -282,7 +283,10 @@ void Nimbus::leader_round() {
   }
   auto supervisors = live_supervisors(t);
   for (const auto& [id, info] : supervisors) seen_while_leading_.insert(id);
-  auto records = all_records();
+  // The round writes a record only over the version it read here: a kill,
+  // deactivate or rebalance that lands while it runs is never overwritten.
+  std::map<std::string, std::int32_t> versions;
+  auto records = all_records(&versions);
   if (!records) {
     logger_.warn("cannot read topologies: {}", records.status().message());
     return;
@@ -346,12 +350,18 @@ void Nimbus::leader_round() {
         holding.push_back(&record);
         continue;
       }
-      if (Status s = apply_rebalance(record, *pending); !s) {
+      if (Status s = apply_rebalance(record, versions[record.id], *pending); !s) {
         logger_.error("rebalance of {} failed: {}", record.id, s.message());
       }
       auto reread = find_record(record.id);
       if (!reread) continue;
       record = reread->first;
+      versions[record.id] = reread->second;
+      if (record.status == thrift::TopologyStatus::KILLED) {
+        holding.push_back(&record);  // killed meanwhile: the next round finishes it
+        trigger();
+        continue;
+      }
     }
     auto loaded = load(record);
     if (!loaded) {
@@ -359,7 +369,7 @@ void Nimbus::leader_round() {
           record.status_reason != loaded.status().message()) {
         record.status = thrift::TopologyStatus::UNSCHEDULABLE;
         record.status_reason = loaded.status().message();
-        (void)write_record(record);
+        write_round_record(record, versions[record.id]);
       }
       continue;
     }
@@ -491,8 +501,8 @@ void Nimbus::leader_round() {
     return;
   }
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    write_outcome(scheduled_records[i], requests[i], result.value().topologies[i], existing[i],
-                  supervisors);
+    write_outcome(scheduled_records[i], versions[scheduled_records[i].id], requests[i],
+                  result.value().topologies[i], existing[i], supervisors);
   }
   std::lock_guard lock(mutex_);
   usage_ = result.value().nodes;
@@ -562,7 +572,7 @@ std::vector<scheduler::SlotUsage> Nimbus::held_slots(
   return out;
 }
 
-void Nimbus::write_outcome(const thrift::TopologyRecord& record,
+void Nimbus::write_outcome(const thrift::TopologyRecord& record, std::int32_t version,
                            const scheduler::TopologyRequest& request,
                            const scheduler::TopologyPlacement& placement,
                            const std::optional<thrift::Assignment>& existing,
@@ -573,7 +583,7 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
     updated.status_reason = placement.reason;
     if (updated != record) {
       logger_.warn("topology {} is unschedulable: {}", record.id, placement.reason);
-      (void)write_record(updated);
+      write_round_record(updated, version);
     }
     return;
   }
@@ -651,7 +661,19 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record,
                                   updated.status == thrift::TopologyStatus::INACTIVE
                               ? std::string()
                               : updated.status_reason;
-  if (updated != record) (void)write_record(updated);
+  if (updated != record) write_round_record(updated, version);
+}
+
+void Nimbus::write_round_record(const thrift::TopologyRecord& record, std::int32_t version) {
+  Status s = write_record(record, version);
+  if (s.is_ok()) return;
+  if (s.code() == ErrorCode::kVersionConflict || s.code() == ErrorCode::kNotFound) {
+    // A command changed it while this round ran (its wake is already
+    // pending): the next round starts from what it is now.
+    trigger();
+    return;
+  }
+  logger_.error("cannot write the record of topology {}: {}", record.id, s.message());
 }
 
 // A standby copies the code and structure blobs of every topology from the

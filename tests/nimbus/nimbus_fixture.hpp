@@ -90,8 +90,11 @@ class NimbusFixture : public ::testing::Test {
     return o;
   }
 
+  // The session nimbus uses; a test may put a store of its own in front.
+  virtual std::unique_ptr<CoordinationStore> connect_store() { return service_->connect(); }
+
   void start_nimbus() {
-    store_ = service_->connect();
+    store_ = connect_store();
     blobs_ = std::make_unique<BlobStore>(kv_, BlobStore::Options{});
     nimbus_ = std::make_unique<Nimbus>(*store_, *blobs_, options(), Logger::null());
     NimbusServer::Options server_options;

@@ -4,6 +4,8 @@
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
 
+#include <future>
+#include <mutex>
 #include <set>
 
 #include "nimbus/submitter.hpp"
@@ -886,6 +888,91 @@ TEST_F(NimbusServiceTest, CheckpointsAreRecordedWithTheirPartsAndCollected) {
     return blobs && blobs->empty();
   })) << "checkpoint parts are freed on kill";
   EXPECT_FALSE(client_->checkpoints(*id));
+}
+
+// A store in front of the fixture's session that runs a hook once, in the
+// caller's thread, just before the first set() of a path under `prefix`.
+class InterposingStore final : public CoordinationStore {
+ public:
+  explicit InterposingStore(std::unique_ptr<CoordinationStore> inner) : inner_(std::move(inner)) {}
+
+  void before_first_set(std::string prefix, std::function<void()> hook) {
+    std::lock_guard lock(mutex_);
+    prefix_ = std::move(prefix);
+    hook_ = std::move(hook);
+  }
+
+  Result<std::string> create(std::string_view path, std::string_view data,
+                             CreateMode mode) override {
+    return inner_->create(path, data, mode);
+  }
+  Result<NodeData> get(std::string_view path, WatchCallback watch) override {
+    return inner_->get(path, std::move(watch));
+  }
+  Result<std::int32_t> set(std::string_view path, std::string_view data,
+                           std::int32_t expected_version) override {
+    std::function<void()> hook;
+    {
+      std::lock_guard lock(mutex_);
+      if (hook_ && path.starts_with(prefix_)) hook = std::exchange(hook_, nullptr);
+    }
+    if (hook) hook();
+    return inner_->set(path, data, expected_version);
+  }
+  Status remove(std::string_view path, std::int32_t expected_version) override {
+    return inner_->remove(path, expected_version);
+  }
+  Result<std::vector<std::string>> children(std::string_view path, WatchCallback watch) override {
+    return inner_->children(path, std::move(watch));
+  }
+  Result<bool> exists(std::string_view path, WatchCallback watch) override {
+    return inner_->exists(path, std::move(watch));
+  }
+  std::uint64_t add_session_listener(SessionCallback listener) override {
+    return inner_->add_session_listener(std::move(listener));
+  }
+  void remove_session_listener(std::uint64_t id) override { inner_->remove_session_listener(id); }
+  std::int64_t session_id() const override { return inner_->session_id(); }
+
+ private:
+  std::unique_ptr<CoordinationStore> inner_;
+  std::mutex mutex_;
+  std::string prefix_;
+  std::function<void()> hook_;
+};
+
+class NimbusRaceTest : public NimbusFixture {
+ protected:
+  std::unique_ptr<CoordinationStore> connect_store() override {
+    auto store = std::make_unique<InterposingStore>(service_->connect());
+    interposer_ = store.get();
+    return store;
+  }
+  InterposingStore* interposer_ = nullptr;
+};
+
+// A scheduling round reads every record, places, then writes back what it
+// found (here: unschedulable, no supervisor being registered). A kill that
+// lands between its read and its write is kept: the round's write was made
+// over the version it read, and the topology is then removed. Before, the
+// round wrote its stale copy over the kill and the topology ran on.
+TEST_F(NimbusRaceTest, AKillDuringASchedulingRoundIsNotUndoneByIt) {
+  const std::string name = "wc";
+  std::promise<Status> killed;
+  auto killed_status = killed.get_future();
+  // The round that first sees the topology writes its record (submit creates
+  // it; nothing else sets it before the kill); the kill comes just before.
+  interposer_->before_first_set(paths_.topologies() + "/",
+                                [&] { killed.set_value(nimbus_->kill(name, 0)); });
+  auto id = submit(name);
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_EQ(killed_status.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Status kill = killed_status.get();
+  ASSERT_TRUE(kill.is_ok()) << kill.to_string();
+  EXPECT_TRUE(eventually([&] { return !record(*id).has_value(); }))
+      << "the killed topology is removed; it is "
+      << (record(*id) ? thrift::to_string(record(*id)->status) : std::string("gone"));
+  EXPECT_FALSE(client_->topology_info(name));
 }
 
 }  // namespace
