@@ -230,6 +230,12 @@ class Nimbus {
   // round does not place) that `cluster` still offers, with what they use.
   std::vector<scheduler::SlotUsage> held_slots(
       const std::vector<const thrift::TopologyRecord*>& holding, const scheduler::Cluster& cluster);
+  // What each worker of `assignment` holds, by (node, port): its executors'
+  // resources (the ackers of topology.acker.executors among them, as listed)
+  // and, when every worker runs its own acker, that acker's, from the
+  // topology's request. What the scheduler charged, read back by any leader.
+  std::map<std::pair<std::string, int>, scheduler::SlotUsage> worker_usage(
+      const thrift::TopologyRecord& record, const thrift::Assignment& assignment);
   // write_record() from a round: a record changed since the round read it
   // is left as it is (and another round follows).
   void write_round_record(const thrift::TopologyRecord& record, std::int32_t version);

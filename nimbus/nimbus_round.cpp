@@ -537,29 +537,7 @@ std::vector<scheduler::SlotUsage> Nimbus::held_slots(
     if (!node) continue;
     auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment");
     if (!a) continue;
-    // What each slot's worker uses: its executors' resources, and, when this
-    // leader placed it, the worker's ackers too (the placement's figures).
-    std::map<std::pair<std::string, int>, scheduler::SlotUsage> slots;
-    for (const auto& e : a->executors) {
-      scheduler::SlotUsage& u = slots[{e.slot.node_id, e.slot.port}];
-      u.slot = scheduler::WorkerSlot{scheduler::NodeId(e.slot.node_id), e.slot.port};
-      u.topology = scheduler::TopologyId(record->id);
-      u.memory_mb += e.resources.onheap_mb + e.resources.offheap_mb;
-      u.cpu += e.resources.cpu_pcore_percent;
-      for (const auto& [name, amount] : e.resources.generic) u.generic[name] += amount;
-    }
-    {
-      std::lock_guard lock(mutex_);
-      if (auto p = placements_.find(record->id); p != placements_.end()) {
-        for (const auto& w : p->second.workers) {
-          auto it = slots.find({w.slot.node.value(), w.slot.port});
-          if (it == slots.end()) continue;
-          it->second.memory_mb = std::max(it->second.memory_mb, w.heap_mb + w.offheap_mb);
-          it->second.cpu = std::max(it->second.cpu, w.cpu);
-        }
-      }
-    }
-    for (auto& [key, usage] : slots) {
+    for (auto& [key, usage] : worker_usage(*record, *a)) {
       // Only a slot the cluster still offers: a node gone (or its port) holds nothing.
       const bool offered =
           std::any_of(cluster.nodes.begin(), cluster.nodes.end(), [&](const auto& n) {
@@ -570,6 +548,32 @@ std::vector<scheduler::SlotUsage> Nimbus::held_slots(
     }
   }
   return out;
+}
+
+std::map<std::pair<std::string, int>, scheduler::SlotUsage> Nimbus::worker_usage(
+    const thrift::TopologyRecord& record, const thrift::Assignment& assignment) {
+  std::map<std::pair<std::string, int>, scheduler::SlotUsage> slots;
+  for (const auto& e : assignment.executors) {
+    scheduler::SlotUsage& u = slots[{e.slot.node_id, e.slot.port}];
+    u.slot = scheduler::WorkerSlot{scheduler::NodeId(e.slot.node_id), e.slot.port};
+    u.topology = scheduler::TopologyId(record.id);
+    u.memory_mb += e.resources.onheap_mb + e.resources.offheap_mb;
+    u.cpu += e.resources.cpu_pcore_percent;
+    for (const auto& [name, amount] : e.resources.generic) u.generic[name] += amount;
+  }
+  auto loaded = load(record);
+  if (!loaded) {
+    logger_.warn("topology {}: its workers' ackers are not counted: {}", record.id,
+                 loaded.status().message());
+    return slots;
+  }
+  if (!loaded->request.acker_executors.has_value()) {
+    for (auto& [key, u] : slots) {
+      u.memory_mb += loaded->request.acker_onheap_mb;
+      u.cpu += loaded->request.acker_cpu;
+    }
+  }
+  return slots;
 }
 
 void Nimbus::write_outcome(const thrift::TopologyRecord& record, std::int32_t version,

@@ -92,10 +92,22 @@ thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) 
   if (auto node = store_.get(paths_.assignment(record.id))) {
     if (auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment")) {
       hosts = a->node_hosts;
+      int ackers = 0;
       for (const auto& e : a->executors) {
         workers.insert({e.slot.node_id, e.slot.port});
-        s.assigned_memory_mb += e.resources.onheap_mb + e.resources.offheap_mb;
-        s.assigned_cpu += e.resources.cpu_pcore_percent;
+        if (e.executor.component == scheduler::kAckerComponent) ++ackers;
+      }
+      // The ackers the scheduler placed count in both totals, as on the nodes.
+      for (const auto& [slot, usage] : worker_usage(record, *a)) {
+        s.assigned_memory_mb += usage.memory_mb;
+        s.assigned_cpu += usage.cpu;
+      }
+      if (loaded) {
+        if (!loaded->request.acker_executors.has_value()) {
+          ackers = static_cast<int>(workers.size());
+        }
+        s.requested_memory_mb += ackers * loaded->request.acker_onheap_mb;
+        s.requested_cpu += ackers * loaded->request.acker_cpu;
       }
       s.num_workers = static_cast<std::int32_t>(workers.size());
       s.assignment_version = a->version;
@@ -123,20 +135,6 @@ thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) 
   }
   if (!failing.empty()) s.__set_failing_workers(std::move(failing));
   if (auto it = last_moved_.find(record.id); it != last_moved_.end()) s.moved_executors = it->second;
-  // The ackers the scheduler placed count in both totals, as on the nodes.
-  if (auto it = placements_.find(record.id); it != placements_.end() && loaded) {
-    int ackers = 0;
-    double memory = 0, cpu = 0;
-    for (const auto& w : it->second.workers) {
-      ackers += w.ackers;
-      memory += w.heap_mb + w.offheap_mb;
-      cpu += w.cpu;
-    }
-    s.requested_memory_mb += ackers * loaded->request.acker_onheap_mb;
-    s.requested_cpu += ackers * loaded->request.acker_cpu;
-    s.assigned_memory_mb = memory;
-    s.assigned_cpu = cpu;
-  }
   return s;
 }
 

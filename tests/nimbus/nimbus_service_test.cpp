@@ -671,6 +671,20 @@ TEST_F(NimbusServiceTest, WorkersWaitingForARebalanceOrAKillKeepTheirPortsAndMem
   ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > rounds + 1; }));
   EXPECT_EQ(used_on_sup1(), assigned(*a) + assigned(*b));
   EXPECT_EQ(record(*a)->status, thrift::TopologyStatus::KILLED);
+
+  // A leader that did not place them (a restart, a failover) counts the same:
+  // the workers' executors from the assignment, and each worker's acker.
+  const double a_before = assigned(*a), b_before = assigned(*b);
+  client_.reset();
+  stop_nimbus();
+  start_nimbus();
+  const auto after_restart = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > after_restart + 1; }));
+  EXPECT_EQ(record(*a)->status, thrift::TopologyStatus::KILLED);
+  EXPECT_EQ(assigned(*a), a_before);
+  EXPECT_EQ(assigned(*b), b_before);
+  EXPECT_EQ(used_on_sup1(), a_before + b_before) << "sup-1 uses " << used_on_sup1() << " MB";
 }
 
 // Storm's `rebalance -r`: new resources per executor of a component, whose
