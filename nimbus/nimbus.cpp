@@ -444,6 +444,12 @@ Status Nimbus::set_status(const std::string& name, thrift::TopologyStatus::type 
   if (Status s = require_leader(); !s) return s;
   return update_record(name,
                        [&](thrift::TopologyRecord& record) -> Status {
+                         // Unschedulable: what it is once placed, and meanwhile
+                         // in the workers that run on.
+                         if (record.status == thrift::TopologyStatus::UNSCHEDULABLE) {
+                           record.resume_status = to;
+                           return Status::ok();
+                         }
                          if (record.status != from_a && record.status != from_b) {
                            return Status(ErrorCode::kInvalidArgument,
                                          std::string("cannot ") + verb + " topology '" + name +
@@ -538,9 +544,11 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
                                                      "': it is " +
                                                      thrift::to_string(now_record.status));
     }
-    const auto previous = now_record.status == thrift::TopologyStatus::INACTIVE
-                              ? thrift::TopologyStatus::INACTIVE
-                              : thrift::TopologyStatus::ACTIVE;
+    const bool inactive = now_record.status == thrift::TopologyStatus::INACTIVE ||
+                          (now_record.status == thrift::TopologyStatus::UNSCHEDULABLE &&
+                           now_record.resume_status == thrift::TopologyStatus::INACTIVE);
+    const auto previous =
+        inactive ? thrift::TopologyStatus::INACTIVE : thrift::TopologyStatus::ACTIVE;
     {
       // Before the record changes, so that the monitor never sees REBALANCING without it.
       std::lock_guard lock(mutex_);

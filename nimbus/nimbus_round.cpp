@@ -17,6 +17,18 @@ ExecutorKey key_of(const thrift::ExecutorInfo& e) {
   return {e.component, e.task_start, e.task_end};
 }
 
+// UNSCHEDULABLE for `reason`, remembering whether the user had it active:
+// a deactivated topology's spouts stay paused in the workers that run on,
+// and it is INACTIVE again once placed.
+void mark_unschedulable(thrift::TopologyRecord& record, const std::string& reason) {
+  if (record.status == thrift::TopologyStatus::ACTIVE ||
+      record.status == thrift::TopologyStatus::INACTIVE) {
+    record.resume_status = record.status;
+  }
+  record.status = thrift::TopologyStatus::UNSCHEDULABLE;
+  record.status_reason = reason;
+}
+
 }  // namespace
 
 void Nimbus::monitor_loop(std::stop_token stop) {
@@ -367,8 +379,7 @@ void Nimbus::leader_round() {
     if (!loaded) {
       if (record.status != thrift::TopologyStatus::UNSCHEDULABLE ||
           record.status_reason != loaded.status().message()) {
-        record.status = thrift::TopologyStatus::UNSCHEDULABLE;
-        record.status_reason = loaded.status().message();
+        mark_unschedulable(record, loaded.status().message());
         write_round_record(record, versions[record.id]);
       }
       continue;
@@ -583,8 +594,7 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record, std::int32_t ve
                            const std::map<std::string, thrift::SupervisorInfo>& supervisors) {
   thrift::TopologyRecord updated = record;
   if (!placement.scheduled) {
-    updated.status = thrift::TopologyStatus::UNSCHEDULABLE;
-    updated.status_reason = placement.reason;
+    mark_unschedulable(updated, placement.reason);
     if (updated != record) {
       logger_.warn("topology {} is unschedulable: {}", record.id, placement.reason);
       write_round_record(updated, version);
@@ -658,7 +668,9 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record, std::int32_t ve
     last_moved_[record.id] = placement.moved_executors;
   }
   if (updated.status == thrift::TopologyStatus::UNSCHEDULABLE) {
-    updated.status = thrift::TopologyStatus::ACTIVE;
+    updated.status = updated.resume_status == thrift::TopologyStatus::INACTIVE
+                         ? thrift::TopologyStatus::INACTIVE
+                         : thrift::TopologyStatus::ACTIVE;
     updated.status_reason.clear();
   }
   updated.status_reason = updated.status == thrift::TopologyStatus::ACTIVE ||

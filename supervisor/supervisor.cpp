@@ -330,7 +330,11 @@ bool Supervisor::read_active(const std::string& topology_id) {
   if (!node) return true;  // no record (yet): run
   auto record = decode_thrift<thrift::TopologyRecord>(node->data, "TopologyRecord");
   if (!record) return true;
-  // As Storm: spouts are deactivated while a kill or a rebalance waits.
+  // As Storm: spouts are deactivated while a kill or a rebalance waits. An
+  // unschedulable topology's workers that run on keep what the user set.
+  if (record->status == thrift::TopologyStatus::UNSCHEDULABLE) {
+    return record->resume_status != thrift::TopologyStatus::INACTIVE;
+  }
   return record->status != thrift::TopologyStatus::INACTIVE &&
          record->status != thrift::TopologyStatus::KILLED &&
          record->status != thrift::TopologyStatus::REBALANCING;

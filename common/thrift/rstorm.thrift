@@ -154,6 +154,10 @@ struct TopologyRecord {
   15: list<string> readonly_users,    // topology.readonly.users
   16: list<string> groups,            // topology.groups
   17: list<string> readonly_groups,   // topology.readonly.groups
+  // While UNSCHEDULABLE: ACTIVE or INACTIVE, what it was (or was set to by
+  // activate/deactivate meanwhile) and is again once placed; its workers
+  // still running keep their spouts so.
+  18: TopologyStatus resume_status = TopologyStatus.ACTIVE,
 }
 
 // One error a task reported or threw (worker heartbeats, describe).

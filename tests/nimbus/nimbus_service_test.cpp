@@ -741,6 +741,58 @@ TEST_F(NimbusServiceTest, RebalanceWithNewResourcesPlacesTheComponentWhereTheyFi
   }
 }
 
+// A deactivated topology that stops fitting (here: a rebalance asks more
+// memory than any node has) stays deactivated: UNSCHEDULABLE with its
+// workers' spouts paused (supervisors read resume_status), and INACTIVE
+// again once it fits. activate/deactivate meanwhile set what it is once
+// placed. Before, it came back ACTIVE, and its running workers' spouts
+// resumed as soon as it became unschedulable.
+TEST_F(NimbusServiceTest, ADeactivatedTopologyThatStopsFittingStaysDeactivated) {
+  using thrift::TopologyStatus;
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  ASSERT_TRUE(client_->deactivate("wc"));
+  auto rebalance_count = [&](double mb) {
+    thrift::RebalanceOptions options;
+    options.__set_wait_secs(0);
+    options.__set_resource_overrides({{"count", {{"onheap.memory.mb", mb}}}});
+    return client_->rebalance("wc", options);
+  };
+  auto becomes = [&](TopologyStatus::type status) {
+    return eventually([&] {
+      auto r = record(*id);
+      return r && r->status == status;
+    });
+  };
+  auto now = [&] {
+    auto r = record(*id);
+    return r ? thrift::to_string(r->status) + ": " + r->status_reason : std::string("gone");
+  };
+
+  ASSERT_TRUE(rebalance_count(100000));
+  ASSERT_TRUE(becomes(TopologyStatus::UNSCHEDULABLE)) << now();
+  EXPECT_EQ(record(*id)->resume_status, TopologyStatus::INACTIVE);
+  auto info = client_->topology_info("wc");
+  ASSERT_TRUE(info) << info.status().to_string();
+  EXPECT_NE(info->summary.status_reason.find("deactivated: its spouts stay paused"),
+            std::string::npos)
+      << info->summary.status_reason;
+  ASSERT_TRUE(rebalance_count(128));
+  EXPECT_TRUE(becomes(TopologyStatus::INACTIVE)) << now();
+
+  // Activated while it does not fit: ACTIVE once it does.
+  ASSERT_TRUE(rebalance_count(100000));
+  ASSERT_TRUE(becomes(TopologyStatus::UNSCHEDULABLE)) << now();
+  Status activated = client_->activate("wc");
+  ASSERT_TRUE(activated.is_ok()) << activated.to_string();
+  EXPECT_EQ(record(*id)->status, TopologyStatus::UNSCHEDULABLE);
+  EXPECT_EQ(record(*id)->resume_status, TopologyStatus::ACTIVE);
+  ASSERT_TRUE(rebalance_count(128));
+  EXPECT_TRUE(becomes(TopologyStatus::ACTIVE)) << now();
+}
+
 }  // namespace
 }  // namespace rstorm::nimbus::testing
 

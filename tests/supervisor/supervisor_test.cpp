@@ -113,11 +113,13 @@ class SupervisorTest : public ::testing::Test {
     }
   }
 
-  void write_status(thrift::TopologyStatus::type status) {
+  void write_status(thrift::TopologyStatus::type status,
+                    thrift::TopologyStatus::type resume = thrift::TopologyStatus::ACTIVE) {
     thrift::TopologyRecord record;
     record.id = kTopology;
     record.name = "wc";
     record.status = status;
+    record.resume_status = resume;
     const auto path = paths_.topology(kTopology);
     if (nimbus_store_->exists(path).value()) {
       ASSERT_TRUE(nimbus_store_->set(path, encode_thrift(record)));
@@ -388,6 +390,17 @@ TEST_F(SupervisorTest, TopologyStatusReachesTheSpoutsOfItsWorkers) {
   EXPECT_TRUE(eventually([&] {
     auto beat = heartbeat(kPortA);
     return beat && beat->active && beat->components.at("sentences").at("emitted") > 0;
+  }));
+  // Unschedulable (its workers run on): deactivated as the user left it.
+  write_status(thrift::TopologyStatus::UNSCHEDULABLE, thrift::TopologyStatus::INACTIVE);
+  EXPECT_TRUE(eventually([&] {
+    auto beat = heartbeat(kPortA);
+    return beat && !beat->active;
+  }));
+  write_status(thrift::TopologyStatus::UNSCHEDULABLE, thrift::TopologyStatus::ACTIVE);
+  EXPECT_TRUE(eventually([&] {
+    auto beat = heartbeat(kPortA);
+    return beat && beat->active;
   }));
 }
 
