@@ -78,7 +78,7 @@ thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) 
   s.status_reason = record.status_reason;
   if (record.status == thrift::TopologyStatus::UNSCHEDULABLE &&
       record.resume_status == thrift::TopologyStatus::INACTIVE) {
-    s.status_reason += " (deactivated: its spouts stay paused, and it is INACTIVE once placed)";
+    s.status_reason += "; deactivated: its spouts stay paused, and it is INACTIVE once placed";
   }
   s.uptime_secs = std::max<std::int64_t>(0, (now() - record.launch_time_ms) / 1000);
   auto loaded = load(record);
