@@ -422,16 +422,18 @@ std::optional<security::TopologyAcl> Nimbus::blob_acl(const std::string& blob_ke
 Status Nimbus::kill(const std::string& name, std::optional<int> wait_secs) {
   if (Status s = require_leader(); !s) return s;
   const int wait = std::max(0, wait_secs.value_or(options_.default_kill_wait_secs));
+  const std::int64_t deadline = now() + wait * 1000LL;
   auto record = update_record(name, [&](thrift::TopologyRecord& r) -> Status {
     r.status = thrift::TopologyStatus::KILLED;
     r.kill_wait_secs = wait;
+    r.kill_deadline_ms = deadline;
     r.status_reason = "killed; assignment removed after " + std::to_string(wait) + " s";
     return Status::ok();
   });
   if (!record) return record.status();
   {
     std::lock_guard lock(mutex_);
-    kill_deadlines_[record->id] = now() + wait * 1000LL;
+    kill_deadlines_[record->id] = deadline;
   }
   logger_.info("killing topology {} (wait {} s)", record->id, wait);
   trigger();
@@ -549,11 +551,16 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
                            now_record.resume_status == thrift::TopologyStatus::INACTIVE);
     const auto previous =
         inactive ? thrift::TopologyStatus::INACTIVE : thrift::TopologyStatus::ACTIVE;
+    const std::int64_t deadline = now() + wait * 1000LL;
     {
       // Before the record changes, so that the monitor never sees REBALANCING without it.
       std::lock_guard lock(mutex_);
-      rebalances_[now_record.id] = PendingRebalance{now() + wait * 1000LL, options, previous};
+      rebalances_[now_record.id] = PendingRebalance{deadline, options, previous};
     }
+    // In the record too: a nimbus that leads before the deadline applies it.
+    now_record.__set_rebalance(options);
+    now_record.rebalance_deadline_ms = deadline;
+    now_record.resume_status = previous;
     now_record.status = thrift::TopologyStatus::REBALANCING;
     now_record.status_reason =
         "rebalancing in " + std::to_string(wait) + " s (spouts deactivated)";

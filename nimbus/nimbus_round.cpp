@@ -266,6 +266,9 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, std::int32_t versi
     record.component_executors[c.id] = c.parallelism;
   record.status = pending.previous;
   record.status_reason.clear();
+  record.__isset.rebalance = false;
+  record.rebalance = {};
+  record.rebalance_deadline_ms = 0;
   {
     std::lock_guard lock(mutex_);
     loaded_.erase(record.id);
@@ -337,7 +340,12 @@ void Nimbus::leader_round() {
       std::int64_t deadline;
       {
         std::lock_guard lock(mutex_);
-        deadline = kill_deadlines_.try_emplace(record.id, t + record.kill_wait_secs * 1000LL)
+        // As the record says, whichever nimbus it was asked of (older
+        // records keep only the wait: from this round on).
+        deadline = kill_deadlines_
+                       .try_emplace(record.id, record.kill_deadline_ms > 0
+                                                   ? record.kill_deadline_ms
+                                                   : t + record.kill_wait_secs * 1000LL)
                        .first->second;
       }
       if (t >= deadline) finish_kill(record);
@@ -349,14 +357,21 @@ void Nimbus::leader_round() {
       std::optional<PendingRebalance> pending;
       {
         std::lock_guard lock(mutex_);
-        auto it = rebalances_.find(record.id);
-        if (it == rebalances_.end()) {
-          pending = PendingRebalance{
-              t, {}, thrift::TopologyStatus::ACTIVE};  // after a restart: finish it now
-        } else if (t >= it->second.deadline_ms) {
-          pending = it->second;
+        // As the record says, whichever nimbus it was asked of (a failover,
+        // a restart since); one that keeps none is finished now.
+        const auto previous = record.resume_status == thrift::TopologyStatus::INACTIVE
+                                  ? thrift::TopologyStatus::INACTIVE
+                                  : thrift::TopologyStatus::ACTIVE;
+        const PendingRebalance asked =
+            record.__isset.rebalance
+                ? PendingRebalance{record.rebalance_deadline_ms, record.rebalance, previous}
+                : PendingRebalance{t, {}, previous};
+        if (t >= asked.deadline_ms) {
+          pending = asked;
+          rebalances_.erase(record.id);
+        } else {
+          rebalances_[record.id] = asked;  // the monitor wakes at its deadline
         }
-        if (pending) rebalances_.erase(record.id);
       }
       if (!pending) {
         holding.push_back(&record);

@@ -135,6 +135,17 @@ enum TopologyStatus {
   UNSCHEDULABLE = 5,                  // submitted, but does not fit: see status_reason
 }
 
+struct RebalanceOptions {
+  1: optional i32 wait_secs,
+  2: optional i32 num_workers,
+  3: optional map<string, i32> num_executors,  // component -> executors
+  // component -> resource -> new amount per executor, as Storm's
+  // `rebalance -r`: onheap.memory.mb, offheap.memory.mb, cpu.pcore.percent
+  // (or their topology.component.* names), any other name a generic
+  // resource. The component's executors are placed afresh.
+  4: optional map<string, map<string, double>> resource_overrides,
+}
+
 // Value of topologies/<topology-id>.
 struct TopologyRecord {
   1: required string id,
@@ -158,6 +169,14 @@ struct TopologyRecord {
   // activate/deactivate meanwhile) and is again once placed; its workers
   // still running keep their spouts so.
   18: TopologyStatus resume_status = TopologyStatus.ACTIVE,
+  // While REBALANCING: the rebalance asked for, applied at the deadline (ms
+  // since the epoch) by whichever nimbus leads then; resume_status is what
+  // the topology returns to.
+  19: optional RebalanceOptions rebalance,
+  20: i64 rebalance_deadline_ms,
+  // While KILLED: when its workers are stopped and it is removed (ms since
+  // the epoch), whichever nimbus leads then.
+  21: i64 kill_deadline_ms,
 }
 
 // One error a task reported or threw (worker heartbeats, describe).
@@ -363,17 +382,6 @@ struct TopologyPlacement {
 
 struct KillOptions {
   1: optional i32 wait_secs,          // default topology.message.timeout.secs
-}
-
-struct RebalanceOptions {
-  1: optional i32 wait_secs,
-  2: optional i32 num_workers,
-  3: optional map<string, i32> num_executors,  // component -> executors
-  // component -> resource -> new amount per executor, as Storm's
-  // `rebalance -r`: onheap.memory.mb, offheap.memory.mb, cpu.pcore.percent
-  // (or their topology.component.* names), any other name a generic
-  // resource. The component's executors are placed afresh.
-  4: optional map<string, map<string, double>> resource_overrides,
 }
 
 struct BlobSummary {

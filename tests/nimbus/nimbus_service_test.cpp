@@ -4,6 +4,7 @@
 #include <thrift/transport/TBufferTransports.h>
 #include <thrift/transport/TSocket.h>
 
+#include <atomic>
 #include <future>
 #include <mutex>
 #include <set>
@@ -798,6 +799,89 @@ TEST_F(NimbusServiceTest, ADeactivatedTopologyThatStopsFittingStaysDeactivated) 
 
 namespace rstorm::nimbus::testing {
 namespace {
+
+// Nimbus on a clock that stands still until the test moves it.
+class NimbusClockTest : public NimbusFixture {
+ protected:
+  NimbusOptions options() override {
+    NimbusOptions o = NimbusFixture::options();
+    o.now_ms = [this] { return now_ms_.load(); };
+    return o;
+  }
+  std::atomic<std::int64_t> now_ms_{std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count()};
+};
+
+// A rebalance waiting out its -w is kept in the topology's record: a nimbus
+// that leads before the wait ends (a restart, a failover) applies it at the
+// deadline, with its options, and returns the topology to what it was
+// (here deactivated). Before, a new leader finished it at once with no
+// options: nothing changed, and the topology came back ACTIVE.
+TEST_F(NimbusClockTest, ARebalanceWaitingOutItsWaitSurvivesANewLeader) {
+  using thrift::TopologyStatus;
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  ASSERT_TRUE(client_->deactivate("wc"));
+  thrift::RebalanceOptions options;
+  // Shorter than nimbus.supervisor.timeout.secs (60): the clock's move
+  // below leaves sup-1 alive.
+  options.__set_wait_secs(30);
+  options.__set_num_executors({{"split", 1}});
+  ASSERT_TRUE(client_->rebalance("wc", options));
+  ASSERT_EQ(record(*id)->status, TopologyStatus::REBALANCING);
+
+  client_.reset();
+  stop_nimbus();
+  start_nimbus();
+  auto rounds = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > rounds + 2; }));
+  EXPECT_EQ(record(*id)->status, TopologyStatus::REBALANCING) << "the wait is not over";
+  EXPECT_EQ(record(*id)->component_executors.at("split"), 3);
+
+  now_ms_ += 31 * 1000;
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] {
+    auto r = record(*id);
+    return r && r->status != TopologyStatus::REBALANCING;
+  }));
+  auto done = record(*id);
+  EXPECT_EQ(done->status, TopologyStatus::INACTIVE) << done->status_reason;
+  EXPECT_EQ(done->component_executors.at("split"), 1);
+  EXPECT_FALSE(done->__isset.rebalance);
+  EXPECT_TRUE(eventually([&] {
+    auto a = assignment(*id);
+    if (!a) return false;
+    int splits = 0;
+    for (const auto& e : a->executors) splits += e.executor.component == "split";
+    return splits == 1;
+  }));
+}
+
+// A kill's wait, too, ends when it was asked to, whichever nimbus leads.
+TEST_F(NimbusClockTest, AKillWaitEndsWhenAskedUnderANewLeader) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  ASSERT_TRUE(client_->kill_topology("wc", 30));
+  now_ms_ += 20 * 1000;
+  client_.reset();
+  stop_nimbus();
+  start_nimbus();
+  auto rounds = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > rounds + 2; }));
+  ASSERT_TRUE(record(*id).has_value()) << "10 s of the wait are left";
+  EXPECT_EQ(record(*id)->status, thrift::TopologyStatus::KILLED);
+  now_ms_ += 11 * 1000;
+  nimbus_->trigger();
+  EXPECT_TRUE(eventually([&] { return !record(*id) && !assignment(*id); }))
+      << "removed 30 s after the kill, not 30 s after the new leader's first round";
+}
 
 // Two nimbuses configured (topology.min.replication.count = 2), no wait limit:
 // a topology is scheduled only once a second nimbus holds its code.
