@@ -431,10 +431,6 @@ Status Nimbus::kill(const std::string& name, std::optional<int> wait_secs) {
     return Status::ok();
   });
   if (!record) return record.status();
-  {
-    std::lock_guard lock(mutex_);
-    kill_deadlines_[record->id] = deadline;
-  }
   logger_.info("killing topology {} (wait {} s)", record->id, wait);
   trigger();
   return Status::ok();
@@ -546,31 +542,16 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
                                                      "': it is " +
                                                      thrift::to_string(now_record.status));
     }
-    const bool inactive = now_record.status == thrift::TopologyStatus::INACTIVE ||
-                          (now_record.status == thrift::TopologyStatus::UNSCHEDULABLE &&
-                           now_record.resume_status == thrift::TopologyStatus::INACTIVE);
-    const auto previous =
-        inactive ? thrift::TopologyStatus::INACTIVE : thrift::TopologyStatus::ACTIVE;
-    const std::int64_t deadline = now() + wait * 1000LL;
-    {
-      // Before the record changes, so that the monitor never sees REBALANCING without it.
-      std::lock_guard lock(mutex_);
-      rebalances_[now_record.id] = PendingRebalance{deadline, options, previous};
-    }
-    // In the record too: a nimbus that leads before the deadline applies it.
+    // In the record: whichever nimbus leads at the deadline applies it.
     now_record.__set_rebalance(options);
-    now_record.rebalance_deadline_ms = deadline;
-    now_record.resume_status = previous;
+    now_record.rebalance_deadline_ms = now() + wait * 1000LL;
+    now_record.resume_status = user_status(now_record);
     now_record.status = thrift::TopologyStatus::REBALANCING;
     now_record.status_reason =
         "rebalancing in " + std::to_string(wait) + " s (spouts deactivated)";
     return Status::ok();
   });
-  if (!written) {
-    std::lock_guard lock(mutex_);
-    rebalances_.erase(record.id);
-    return written.status();
-  }
+  if (!written) return written.status();
   trigger();
   return Status::ok();
 }

@@ -84,6 +84,16 @@ struct NimbusOptions {
   static NimbusOptions from_config(const Config& config);
 };
 
+// ACTIVE or INACTIVE: what the user set, whatever nimbus does with the
+// topology meanwhile (UNSCHEDULABLE and REBALANCING keep it in resume_status).
+inline thrift::TopologyStatus::type user_status(const thrift::TopologyRecord& record) {
+  const bool kept = record.status == thrift::TopologyStatus::UNSCHEDULABLE ||
+                    record.status == thrift::TopologyStatus::REBALANCING;
+  const auto status = kept ? record.resume_status : record.status;
+  return status == thrift::TopologyStatus::INACTIVE ? thrift::TopologyStatus::INACTIVE
+                                                    : thrift::TopologyStatus::ACTIVE;
+}
+
 class Nimbus {
  public:
   Nimbus(CoordinationStore& store, BlobStore& blobs, NimbusOptions options, Logger logger);
@@ -173,12 +183,6 @@ class Nimbus {
     int port;
     friend auto operator<=>(const SlotKey&, const SlotKey&) = default;
   };
-  struct PendingRebalance {
-    std::int64_t deadline_ms;
-    thrift::RebalanceOptions options;
-    // The status to return to (ACTIVE after a restart lost it).
-    thrift::TopologyStatus::type previous = thrift::TopologyStatus::ACTIVE;
-  };
   struct Download {
     std::string key;
     std::uint32_t next = 0;
@@ -223,8 +227,8 @@ class Nimbus {
   // Whether a topology not yet assigned may be scheduled: enough nimbuses hold
   // its code, or the replication wait is over (logged once either way).
   bool replicated_enough(const thrift::TopologyRecord& record, std::int64_t now_ms);
-  Status apply_rebalance(thrift::TopologyRecord record, std::int32_t version,
-                         const PendingRebalance& pending);
+  // The rebalance `record` keeps (REBALANCING), written over `version`.
+  Status apply_rebalance(thrift::TopologyRecord record, std::int32_t version);
   bool worker_dead(const SlotKey& slot, std::int64_t now_ms);
   // The slots of `holding` (topologies whose workers run on but that the
   // round does not place) that `cluster` still offers, with what they use.
@@ -325,8 +329,10 @@ class Nimbus {
   std::map<SlotKey, std::int64_t> slot_since_;                      // guarded by mutex_
   std::map<SlotKey, std::int64_t> worker_first_beat_;               // guarded by mutex_
   std::set<std::string> heartbeating_supervisors_;                  // guarded by mutex_
+  // When the waits of kills and rebalances end (the records keep them): the
+  // monitor wakes then.
   std::map<std::string, std::int64_t> kill_deadlines_;              // guarded by mutex_
-  std::map<std::string, PendingRebalance> rebalances_;              // guarded by mutex_
+  std::map<std::string, std::int64_t> rebalance_deadlines_;         // guarded by mutex_
   // Components of a topology whose executors the next round places afresh
   // (their resources changed by a rebalance).
   std::map<std::string, std::set<std::string>> replaced_components_;  // guarded by mutex_

@@ -21,10 +21,7 @@ ExecutorKey key_of(const thrift::ExecutorInfo& e) {
 // a deactivated topology's spouts stay paused in the workers that run on,
 // and it is INACTIVE again once placed.
 void mark_unschedulable(thrift::TopologyRecord& record, const std::string& reason) {
-  if (record.status == thrift::TopologyStatus::ACTIVE ||
-      record.status == thrift::TopologyStatus::INACTIVE) {
-    record.resume_status = record.status;
-  }
+  record.resume_status = user_status(record);
   record.status = thrift::TopologyStatus::UNSCHEDULABLE;
   record.status_reason = reason;
 }
@@ -43,7 +40,7 @@ void Nimbus::monitor_loop(std::stop_token stop) {
         wait = std::min(wait, std::chrono::milliseconds(std::max<std::int64_t>(0, deadline_ms - t) + 1));
       };
       for (const auto& [id, deadline] : kill_deadlines_) sooner(deadline);
-      for (const auto& [id, pending] : rebalances_) sooner(pending.deadline_ms);
+      for (const auto& [id, deadline] : rebalance_deadlines_) sooner(deadline);
       wake_.wait_for(lock, stop, wait, [this] { return dirty_; });
       if (stop.stop_requested()) return;
       dirty_ = false;
@@ -223,14 +220,14 @@ void Nimbus::finish_kill(const thrift::TopologyRecord& record) {
   std::lock_guard lock(mutex_);
   loaded_.erase(record.id);
   kill_deadlines_.erase(record.id);
+  rebalance_deadlines_.erase(record.id);
   placements_.erase(record.id);
   last_moved_.erase(record.id);
   logger_.info("killed topology {}: assignment and blobs removed", record.id);
 }
 
-Status Nimbus::apply_rebalance(thrift::TopologyRecord record, std::int32_t version,
-                               const PendingRebalance& pending) {
-  const thrift::RebalanceOptions& options = pending.options;
+Status Nimbus::apply_rebalance(thrift::TopologyRecord record, std::int32_t version) {
+  const thrift::RebalanceOptions options = record.rebalance;
   auto loaded = load(record);
   if (!loaded) return loaded.status();
   thrift::TopologyInfo stored;
@@ -264,7 +261,7 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, std::int32_t versi
     return put.status();
   for (const auto& c : stored.structure.components)
     record.component_executors[c.id] = c.parallelism;
-  record.status = pending.previous;
+  record.status = user_status(record);
   record.status_reason.clear();
   record.__isset.rebalance = false;
   record.rebalance = {};
@@ -342,11 +339,10 @@ void Nimbus::leader_round() {
         std::lock_guard lock(mutex_);
         // As the record says, whichever nimbus it was asked of (older
         // records keep only the wait: from this round on).
-        deadline = kill_deadlines_
-                       .try_emplace(record.id, record.kill_deadline_ms > 0
-                                                   ? record.kill_deadline_ms
-                                                   : t + record.kill_wait_secs * 1000LL)
-                       .first->second;
+        deadline = record.kill_deadline_ms > 0
+                       ? (kill_deadlines_[record.id] = record.kill_deadline_ms)
+                       : kill_deadlines_.try_emplace(record.id, t + record.kill_wait_secs * 1000LL)
+                             .first->second;
       }
       if (t >= deadline) finish_kill(record);
       continue;  // its slots stay taken until then (below)
@@ -354,30 +350,22 @@ void Nimbus::leader_round() {
     bool rebalanced = false;
     if (record.status == thrift::TopologyStatus::REBALANCING) {
       rebalanced = true;
-      std::optional<PendingRebalance> pending;
+      // As the record says, whichever nimbus it was asked of (a failover, a
+      // restart since); one that keeps none is finished now.
+      const std::int64_t deadline = record.__isset.rebalance ? record.rebalance_deadline_ms : t;
       {
         std::lock_guard lock(mutex_);
-        // As the record says, whichever nimbus it was asked of (a failover,
-        // a restart since); one that keeps none is finished now.
-        const auto previous = record.resume_status == thrift::TopologyStatus::INACTIVE
-                                  ? thrift::TopologyStatus::INACTIVE
-                                  : thrift::TopologyStatus::ACTIVE;
-        const PendingRebalance asked =
-            record.__isset.rebalance
-                ? PendingRebalance{record.rebalance_deadline_ms, record.rebalance, previous}
-                : PendingRebalance{t, {}, previous};
-        if (t >= asked.deadline_ms) {
-          pending = asked;
-          rebalances_.erase(record.id);
+        if (t < deadline) {
+          rebalance_deadlines_[record.id] = deadline;
         } else {
-          rebalances_[record.id] = asked;  // the monitor wakes at its deadline
+          rebalance_deadlines_.erase(record.id);
         }
       }
-      if (!pending) {
+      if (t < deadline) {
         holding.push_back(&record);
         continue;
       }
-      if (Status s = apply_rebalance(record, versions[record.id], *pending); !s) {
+      if (Status s = apply_rebalance(record, versions[record.id]); !s) {
         logger_.error("rebalance of {} failed: {}", record.id, s.message());
       }
       auto reread = find_record(record.id);
@@ -683,9 +671,7 @@ void Nimbus::write_outcome(const thrift::TopologyRecord& record, std::int32_t ve
     last_moved_[record.id] = placement.moved_executors;
   }
   if (updated.status == thrift::TopologyStatus::UNSCHEDULABLE) {
-    updated.status = updated.resume_status == thrift::TopologyStatus::INACTIVE
-                         ? thrift::TopologyStatus::INACTIVE
-                         : thrift::TopologyStatus::ACTIVE;
+    updated.status = user_status(updated);
     updated.status_reason.clear();
   }
   updated.status_reason = updated.status == thrift::TopologyStatus::ACTIVE ||
