@@ -1088,7 +1088,7 @@ void ClusterTest::stateful_word_count_through_kill9(bool folder, SecondRound sec
         final_checkpoint = last_complete(store);
         return final_checkpoint && spout_position(store, *final_checkpoint) == kSentences;
       },
-      180s))
+      600s))
       << "last checkpoint: " << (final_checkpoint ? final_checkpoint->id : 0) << " at sentence "
       << (final_checkpoint ? spout_position(store, *final_checkpoint) : 0);
   const std::vector<std::string> sentences = {
@@ -1242,7 +1242,7 @@ TEST_F(ClusterTest, TopWordsWindowsKeepExactRankingsThroughKill9OfWorkers) {
             checkpoint_state<std::int64_t, std::string>(store, *final_checkpoint, "rankings");
         return !rankings.empty() && rankings.rbegin()->first >= last_end - 2000;
       },
-      180s))
+      600s))
       << "last checkpoint: " << (final_checkpoint ? final_checkpoint->id : 0) << " with "
       << rankings.size() << " rankings, the newest ending at "
       << (rankings.empty() ? 0 : rankings.rbegin()->first) << " (the input's last window ends at "
