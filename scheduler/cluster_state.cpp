@@ -1,22 +1,28 @@
 #include "scheduler/cluster_state.hpp"
 
 #include <algorithm>
-#include <cctype>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace rstorm::scheduler {
+namespace {
+
+// std::isdigit without its call: '0' to '9' whatever the locale.
+bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+}  // namespace
 
 bool natural_less(std::string_view a, std::string_view b) {
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
-    const bool da = std::isdigit(static_cast<unsigned char>(a[i]));
-    const bool db = std::isdigit(static_cast<unsigned char>(b[j]));
+    const bool da = is_digit(a[i]);
+    const bool db = is_digit(b[j]);
     if (da && db) {
       std::size_t ie = i, je = j;
-      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
-      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      while (ie < a.size() && is_digit(a[ie])) ++ie;
+      while (je < b.size() && is_digit(b[je])) ++je;
       // Compare digit runs by value: strip leading zeros, then length, then digits.
       std::size_t is = i, js = j;
       while (is + 1 < ie && a[is] == '0') ++is;
@@ -37,23 +43,29 @@ bool natural_less(std::string_view a, std::string_view b) {
 }
 
 std::string format_amount(double value) {
-  char buf[64];
-  if (std::abs(value - std::round(value)) < 1e-9) {
-    std::snprintf(buf, sizeof buf, "%.0f", std::round(value));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f", value);
-  }
-  return buf;
+  // std::to_chars with a precision writes what printf's %.0f / %.1f would,
+  // without parsing a format (a saturated cluster's warnings call this
+  // for every executor that overcommits).
+  char buf[400];  // the longest %.1f of a double is 311 characters
+  const bool whole = std::abs(value - std::round(value)) < 1e-9;
+  const auto [end, error] = std::to_chars(buf, buf + sizeof buf, whole ? std::round(value) : value,
+                                          std::chars_format::fixed, whole ? 0 : 1);
+  return std::string(buf, error == std::errc() ? end : buf);
 }
 
 Result<ClusterState> ClusterState::Create(const Cluster& cluster) {
   ClusterState state;
   std::vector<const NodeSpec*> specs;
+  specs.reserve(cluster.nodes.size());
   for (const NodeSpec& spec : cluster.nodes) specs.push_back(&spec);
-  std::sort(specs.begin(), specs.end(), [](const NodeSpec* a, const NodeSpec* b) {
+  const auto natural = [](const NodeSpec* a, const NodeSpec* b) {
     return natural_less(a->id.value(), b->id.value());
-  });
-  std::vector<std::string> rack_names;
+  };
+  // Clusters usually list their nodes in that order already: one pass tells.
+  if (!std::is_sorted(specs.begin(), specs.end(), natural)) {
+    std::sort(specs.begin(), specs.end(), natural);
+  }
+  state.nodes_.reserve(specs.size());
   for (const NodeSpec* spec : specs) {
     if (spec->id.value().empty()) return Error{"a node has an empty id"};
     if (!state.nodes_.empty() && state.nodes_.back().spec->id == spec->id) {
@@ -67,23 +79,30 @@ Result<ClusterState> ClusterState::Create(const Cluster& cluster) {
     node.free_memory_mb = spec->memory_mb;
     node.free_cpu = spec->cpu;
     node.free_generic = spec->generic;
-    std::set<int> ports(spec->ports.begin(), spec->ports.end());
-    if (ports.size() != spec->ports.size()) {
+    node.free_ports = spec->ports;
+    std::sort(node.free_ports.begin(), node.free_ports.end());
+    if (std::adjacent_find(node.free_ports.begin(), node.free_ports.end()) !=
+        node.free_ports.end()) {
       return Error{"node '" + spec->id.value() + "' lists a port twice"};
     }
-    node.free_ports.assign(ports.begin(), ports.end());
     state.nodes_.push_back(std::move(node));
-    rack_names.push_back(spec->rack.value());
     state.max_memory_mb_ = std::max(state.max_memory_mb_, spec->memory_mb);
     state.max_cpu_ = std::max(state.max_cpu_, spec->cpu);
   }
-  std::vector<std::string> racks = rack_names;
+  // The racks, each name once, numbered in natural order.
+  std::unordered_map<std::string_view, std::uint32_t> rack_of;
+  std::vector<std::string_view> racks;
+  for (const NodeSpec* spec : specs) {
+    if (rack_of.emplace(spec->rack.value(), 0).second) racks.push_back(spec->rack.value());
+  }
   std::sort(racks.begin(), racks.end(), natural_less);
-  racks.erase(std::unique(racks.begin(), racks.end()), racks.end());
-  for (const std::string& name : racks) state.racks_.push_back(Rack{RackId(name), {}});
+  for (std::uint32_t r = 0; r < racks.size(); ++r) {
+    rack_of[racks[r]] = r;
+    state.racks_.push_back(Rack{RackId(std::string(racks[r])), {}});
+  }
+  state.by_id_.reserve(state.nodes_.size());
   for (std::uint32_t n = 0; n < state.nodes_.size(); ++n) {
-    auto it = std::lower_bound(racks.begin(), racks.end(), rack_names[n], natural_less);
-    state.nodes_[n].rack = static_cast<std::uint32_t>(it - racks.begin());
+    state.nodes_[n].rack = rack_of[state.nodes_[n].spec->rack.value()];
     state.racks_[state.nodes_[n].rack].nodes.push_back(n);
     state.by_id_.emplace_back(state.nodes_[n].spec->id.value(), n);
   }

@@ -28,7 +28,8 @@ std::map<std::string, std::string> fused_components(const TopologyRequest& reque
   std::map<std::string, std::string> into;
   if (!request.fuse_executors) return into;
   std::map<std::string, int> executors;
-  for (const ExecutorRequest& e : request.executors) ++executors[e.component];
+  ComponentLookup count(executors);
+  for (const ExecutorRequest& e : request.executors) ++count[e.component];
   std::map<std::string, std::vector<const Edge*>> inputs;
   for (const Edge& edge : request.edges) inputs[edge.to].push_back(&edge);
   for (const ComponentSpec& b : request.components) {

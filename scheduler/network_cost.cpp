@@ -28,9 +28,10 @@ std::uint64_t shared_pairs(const std::vector<std::uint32_t>& producers,
 NetworkCost network_cost(const TopologyRequest& request,
                          const std::vector<ExecutorLocation>& locations) {
   std::map<std::string, std::vector<std::uint32_t>> by_component;
+  ComponentLookup of(by_component);
   std::uint32_t max_index = 0;
   for (std::uint32_t i = 0; i < request.executors.size(); ++i) {
-    by_component[request.executors[i].component].push_back(i);
+    of[request.executors[i].component].push_back(i);
     const ExecutorLocation& l = locations[i];
     max_index = std::max({max_index, l.worker, l.node, l.rack});
   }

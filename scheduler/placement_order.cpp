@@ -58,8 +58,9 @@ std::vector<std::uint32_t> executor_order(const TopologyRequest& request,
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < components.size(); ++i) position[components[i]] = i;
   std::vector<std::vector<std::uint32_t>> queues(components.size() + 1);
+  ComponentLookup lookup(position);
   for (std::uint32_t i = 0; i < executors.size(); ++i) {
-    auto it = position.find(executors[i].component);
+    auto it = lookup.find(executors[i].component);
     queues[it == position.end() ? components.size() : it->second].push_back(i);
   }
   std::vector<std::uint32_t> order;

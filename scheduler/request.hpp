@@ -66,6 +66,30 @@ struct ExecutorRequest {
   double memory_mb() const { return onheap_mb + offheap_mb; }
 };
 
+// A map keyed by component name, looked up once per executor: executors come
+// grouped by component (add_component appends a component's executors
+// together), so the entry of the executor before is tried first, at the
+// cost of one string comparison instead of a search. Borrows `map`.
+template <typename Map>
+class ComponentLookup {
+ public:
+  explicit ComponentLookup(Map& map) : map_(map), last_(map.end()) {}
+  // map.find(name)
+  typename Map::iterator find(const std::string& name) {
+    if (last_ == map_.end() || last_->first != name) last_ = map_.find(name);
+    return last_;
+  }
+  // map[name]
+  typename Map::mapped_type& operator[](const std::string& name) {
+    if (last_ == map_.end() || last_->first != name) last_ = map_.try_emplace(name).first;
+    return last_->second;
+  }
+
+ private:
+  Map& map_;
+  typename Map::iterator last_;
+};
+
 // Tuples flow from `from` to `to` (one input of `to`: a stream and a grouping).
 struct Edge {
   std::string from;

@@ -59,8 +59,12 @@ class Placer {
         mem_scale_(state.max_memory_mb()),
         cpu_scale_(state.max_cpu()),
         key_of_(state.node_count()),
-        indexed_(state.node_count(), 0) {
+        indexed_(state.node_count(), 0),
+        cpu_tree_(state.node_count()),
+        bucketed_(state.node_count(), 0),
+        stale_(state.node_count(), 0) {
     for (std::uint32_t n = 0; n < state.node_count(); ++n) index(n);
+    sync_buckets();
   }
 
   // Places every unplaced executor, the first one in `start_rack` (default:
@@ -80,15 +84,19 @@ class Placer {
     std::set<std::uint32_t> touched;    // has a worker: evaluated one by one
   };
 
+  // Brings what the index keeps of node `n` up to date after the node
+  // changed (and at the start): key_of_, indexed_ and the CPU tree at once,
+  // its bucket when next needed (sync_buckets).
   void index(std::uint32_t n);
-  void unindex(std::uint32_t n);
+  // Moves every node changed since the last call to its current bucket.
+  void sync_buckets();
   std::optional<Fit> fit(std::uint32_t n, const ExecutorRequest& e, bool require_cpu) const;
   void consider(std::uint32_t n, double net, const ExecutorRequest& e, bool require_cpu,
                 Candidate& best) const;
   Candidate search(const ExecutorRequest& e, std::uint32_t ref_node, std::uint32_t ref_rack,
-                   bool require_cpu) const;
+                   bool require_cpu);
   // The nearest node, first among those with the CPU, then among all.
-  Candidate find(const ExecutorRequest& e, std::uint32_t ref_node, std::uint32_t ref_rack) const;
+  Candidate find(const ExecutorRequest& e, std::uint32_t ref_node, std::uint32_t ref_rack);
   // Notes the decision (and any CPU overcommit) before the node is charged.
   void record(std::uint32_t i, const Candidate& c, std::uint32_t ref_node, std::uint32_t ref_rack,
               Outcome& out) const;
@@ -101,37 +109,76 @@ class Placer {
   const TopologyRequest& request_;
   const double mem_scale_;
   const double cpu_scale_;
-  // Nodes that can take an executor, by free (memory, CPU): the scan over other
-  // racks walks memory upwards and stops once the memory term alone is worse
-  // than the best node found.
-  std::map<Key, Bucket> index_;
-  // Free CPU of every indexed node: when even the largest is short, the search
-  // that requires CPU is skipped (a cluster out of CPU costs one pass, not two).
-  std::multiset<double> free_cpu_;
+  // The largest of values kept per node, in a tree of maxima over the
+  // nodes: a change and the query cost a walk up the tree, no allocation.
+  class MaxTree {
+   public:
+    explicit MaxTree(std::uint32_t size) {
+      while (leaves_ < size) leaves_ *= 2;
+      tree_.assign(2 * leaves_, -std::numeric_limits<double>::infinity());
+    }
+    void set(std::uint32_t i, double value) {
+      std::uint32_t at = leaves_ + i;
+      tree_[at] = value;
+      for (at /= 2; at >= 1; at /= 2) tree_[at] = std::max(tree_[2 * at], tree_[2 * at + 1]);
+    }
+    double max() const { return tree_[1]; }
+
+   private:
+    std::uint32_t leaves_ = 1;
+    std::vector<double> tree_;
+  };
+
+  // Per node, always current: whether it can take an executor at all (a free
+  // slot or a worker of the topology), and its free (memory, CPU). The
+  // reference rack's scan reads these.
   std::vector<Key> key_of_;
   std::vector<char> indexed_;
+  // The free CPU of every indexed node: when even the largest is short, the
+  // search that requires CPU is skipped (a cluster out of CPU costs one
+  // pass, not two).
+  MaxTree cpu_tree_;
+  // Nodes that can take an executor, by free (memory, CPU): the scan over
+  // other racks walks memory upwards and stops once the memory term alone is
+  // worse than the best node found. Brought up to date only before that
+  // scan (sync_buckets), which a search needs only when no node of its rack
+  // can take the executor: a node is placed on many times between two.
+  std::map<Key, Bucket> index_;
+  std::vector<Key> bucket_of_;        // the key a node sits under in index_
+  std::vector<char> bucketed_;        // whether it sits in index_
+  std::vector<char> stale_;           // changed since it was put there
+  std::vector<std::uint32_t> stale_nodes_;
 };
 
 void Placer::index(std::uint32_t n) {
   const NodeState& node = state_.node(n);
-  const bool touched = !builder_.workers_on(n).empty();
-  if (!touched && node.free_ports.empty()) return;
-  const Key key{node.free_memory_mb, node.free_cpu};
-  Bucket& bucket = index_[key];
-  (touched ? bucket.touched : bucket.untouched).insert(n);
-  free_cpu_.insert(node.free_cpu);
-  key_of_[n] = key;
-  indexed_[n] = 1;
+  indexed_[n] = !builder_.workers_on(n).empty() || !node.free_ports.empty();
+  key_of_[n] = Key{node.free_memory_mb, node.free_cpu};
+  cpu_tree_.set(n, indexed_[n] ? node.free_cpu : -std::numeric_limits<double>::infinity());
+  if (!stale_[n]) {
+    stale_[n] = 1;
+    stale_nodes_.push_back(n);
+  }
 }
 
-void Placer::unindex(std::uint32_t n) {
-  if (!indexed_[n]) return;
-  auto it = index_.find(key_of_[n]);
-  it->second.touched.erase(n);
-  it->second.untouched.erase(n);
-  if (it->second.touched.empty() && it->second.untouched.empty()) index_.erase(it);
-  free_cpu_.erase(free_cpu_.find(key_of_[n].second));
-  indexed_[n] = 0;
+void Placer::sync_buckets() {
+  if (bucket_of_.empty()) bucket_of_.resize(state_.node_count());
+  for (std::uint32_t n : stale_nodes_) {
+    stale_[n] = 0;
+    if (bucketed_[n]) {
+      auto it = index_.find(bucket_of_[n]);
+      it->second.touched.erase(n);
+      it->second.untouched.erase(n);
+      if (it->second.touched.empty() && it->second.untouched.empty()) index_.erase(it);
+      bucketed_[n] = 0;
+    }
+    if (!indexed_[n]) continue;
+    Bucket& bucket = index_[key_of_[n]];
+    (builder_.workers_on(n).empty() ? bucket.untouched : bucket.touched).insert(n);
+    bucket_of_[n] = key_of_[n];
+    bucketed_[n] = 1;
+  }
+  stale_nodes_.clear();
 }
 
 std::optional<Fit> Placer::fit(std::uint32_t n, const ExecutorRequest& e, bool require_cpu) const {
@@ -178,7 +225,7 @@ void Placer::consider(std::uint32_t n, double net, const ExecutorRequest& e, boo
 }
 
 Candidate Placer::search(const ExecutorRequest& e, std::uint32_t ref_node, std::uint32_t ref_rack,
-                         bool require_cpu) const {
+                         bool require_cpu) {
   Candidate best;
   if (mode_ == SearchMode::kExhaustive) {
     for (std::uint32_t n = 0; n < state_.node_count(); ++n) {
@@ -192,15 +239,36 @@ Candidate Placer::search(const ExecutorRequest& e, std::uint32_t ref_node, std::
   // The reference rack, node by node (racks are small), passing over nodes
   // that cannot take it from what the index keeps in one array: those with
   // neither a free slot nor a worker of the topology, or short of memory or
-  // CPU (what fit() would find, without reading the node).
-  for (std::uint32_t n : state_.rack_nodes(ref_rack)) {
-    if (!indexed_[n] || key_of_[n].first + kEpsilon < e.memory_mb() ||
-        (require_cpu && key_of_[n].second + kEpsilon < e.cpu)) {
-      continue;
+  // CPU (what fit() would find, without reading the node); and those whose
+  // distance cannot beat the best so far (below), the reference node first
+  // as it is usually the best.
+  const double most_memory = e.memory_mb() + builder_.worker_memory_mb();
+  const double most_cpu = e.cpu + builder_.worker_cpu();
+  auto try_rack_node = [&](std::uint32_t n, double net) {
+    const Key& key = key_of_[n];
+    if (!indexed_[n] || key.first + kEpsilon < e.memory_mb() ||
+        (require_cpu && key.second + kEpsilon < e.cpu)) {
+      return;
     }
-    consider(n, n == ref_node ? kNetSameNode : kNetSameRack, e, require_cpu, best);
+    // consider()'s d2 with the most an executor can take from the node
+    // (its share and a new worker's): no larger than the d2 it finds, as
+    // the same operations on smaller operands (both terms are squared from
+    // at least zero, and a CPU term below zero only when this one is zero).
+    const double dm = std::max(0.0, key.first - most_memory) / mem_scale_;
+    const double dc = std::max(0.0, key.second - most_cpu) / cpu_scale_;
+    if (dm * dm + dc * dc + net > best.d2) return;
+    consider(n, net, e, require_cpu, best);
+  };
+  const bool ref_here = ref_node != kNoNode && state_.node(ref_node).rack == ref_rack;
+  if (ref_here) try_rack_node(ref_node, kNetSameNode);
+  for (std::uint32_t n : state_.rack_nodes(ref_rack)) {
+    if (n != ref_node) try_rack_node(n, kNetSameRack);
   }
-  // Every other rack (network term 2), walked by free memory upwards.
+  // Every other rack (network term 2), walked by free memory upwards. A node
+  // there is at a d2 of at least kNetOtherRack: none can beat (nor tie) a
+  // best below it.
+  if (best.d2 < kNetOtherRack) return best;
+  sync_buckets();
   const double worker_mem = builder_.worker_memory_mb();
   for (auto it = index_.lower_bound(Key{e.memory_mb() - kEpsilon, -1e300}); it != index_.end();
        ++it) {
@@ -209,7 +277,13 @@ Candidate Placer::search(const ExecutorRequest& e, std::uint32_t ref_node, std::
     if (slack * slack + kNetOtherRack > best.d2) break;
     if (require_cpu && free_cpu + kEpsilon < e.cpu) continue;
     for (std::uint32_t n : it->second.untouched) {
-      if (state_.node(n).rack == ref_rack || !fit(n, e, require_cpu)) continue;
+      if (state_.node(n).rack == ref_rack) continue;
+      if (!fit(n, e, require_cpu)) {
+        // Untouched nodes of one key differ only in their generic
+        // resources: without those, where one has no room none has.
+        if (e.generic.empty()) break;
+        continue;
+      }
       consider(n, kNetOtherRack, e, require_cpu, best);  // the lowest id of alike nodes
       break;
     }
@@ -249,10 +323,10 @@ std::string Placer::diagnose(const ExecutorRequest& e) const {
 }
 
 Candidate Placer::find(const ExecutorRequest& e, std::uint32_t ref_node,
-                       std::uint32_t ref_rack) const {
+                       std::uint32_t ref_rack) {
   Candidate c;
   if (state_.rack_count() == 0) return c;
-  const bool cpu_somewhere = !free_cpu_.empty() && *free_cpu_.rbegin() + kEpsilon >= e.cpu;
+  const bool cpu_somewhere = cpu_tree_.max() + kEpsilon >= e.cpu;
   if (cpu_somewhere) c = search(e, ref_node, ref_rack, /*require_cpu=*/true);
   if (c.node == kNoNode) c = search(e, ref_node, ref_rack, /*require_cpu=*/false);
   return c;
@@ -288,7 +362,6 @@ std::string Placer::run(std::optional<std::uint32_t> start_rack, Outcome& out) {
       const Candidate c = find(builder_.executors()[i], ref_node, ref_rack);
       if (c.node == kNoNode) return diagnose(builder_.executors()[i]);
       record(i, c, ref_node, ref_rack, out);
-      unindex(c.node);
       std::uint32_t w = c.fit.worker;
       if (w == kNoWorker) w = builder_.open_worker(c.node, state_.node(c.node).free_ports.front());
       builder_.add(i, w);

@@ -83,9 +83,12 @@ std::string precheck(const ClusterState& state, const TopologyRequest& request) 
   std::string fault = heap_shortfall(request);
   if (fault.empty()) fault = total_shortfall(state, request);
   std::set<std::string> checked;
+  const std::string* last = nullptr;  // checked last (executors come grouped by component)
   for (std::size_t i = 0; fault.empty() && i < request.executors.size(); ++i) {
     const ExecutorRequest& e = request.executors[i];
-    if (kept(request, state, i) || !checked.insert(e.component).second) continue;
+    if (kept(request, state, i) || (last != nullptr && *last == e.component)) continue;
+    last = &e.component;
+    if (!checked.insert(e.component).second) continue;
     fault = largest_node_shortfall(state, e, worker_memory_mb(request));
   }
   return fault;
@@ -135,10 +138,12 @@ std::string validate(const TopologyRequest& request) {
       return "topology '" + id + "' declares component '" + c.name + "' twice";
     }
   }
+  const std::string* known = nullptr;  // the component of the executor before, when known
   for (const ExecutorRequest& e : request.executors) {
-    if (!components.count(e.component)) {
+    if ((known == nullptr || *known != e.component) && !components.count(e.component)) {
       return "topology '" + id + "' has an executor of unknown component '" + e.component + "'";
     }
+    known = &e.component;
     if (e.onheap_mb < 0 || e.offheap_mb < 0 || e.cpu < 0) {
       return "component '" + e.component + "' asks a negative amount of memory or CPU";
     }

@@ -3,7 +3,10 @@
 // runs, peak resident memory and the growth exponent; then the network cost of
 // both schedulers on the paper's topologies over the paper's cluster.
 //
-//   rstorm-bench-scheduler [--runs N] [--max-executors N]
+//   rstorm-bench-scheduler [--runs N] [--max-executors N] [--scenario identical|mixed|saturated]
+//
+// --scenario runs that scenario's sizes alone (for a profile), without the
+// index comparison and the network costs.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -212,10 +215,12 @@ void paper_costs() {
 int main(int argc, char** argv) {
   int runs = 5;
   int max_executors = 100000;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--runs") runs = std::atoi(argv[i + 1]);
     if (flag == "--max-executors") max_executors = std::atoi(argv[i + 1]);
+    if (flag == "--scenario") only = argv[i + 1];
   }
   std::printf(
       "resource-aware scheduling time against size (racks of 40 nodes, 4 slots each;\n"
@@ -223,6 +228,9 @@ int main(int argc, char** argv) {
       "points, a third of the nodes partly used by another topology; saturated:\n"
       "identical nodes, executors ask 1.5 times the cluster's CPU)\n");
   for (Scenario scenario : {Scenario::kIdentical, Scenario::kMixed, Scenario::kCpuSaturated}) {
+    std::string name = scenario_name(scenario);
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (!only.empty() && only != name) continue;
     std::vector<Point> points;
     for (int executors = 1000; executors <= max_executors; executors *= 10) {
       points.push_back(measure(executors, executors / 10, runs, scenario));
@@ -234,6 +242,7 @@ int main(int argc, char** argv) {
                   points[i - 1].executors, points[i].executors, k);
     }
   }
+  if (!only.empty()) return 0;
   index_against_exhaustive(std::min(max_executors, 10000), std::min(max_executors, 10000) / 10);
   paper_costs();
   return 0;

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <random>
 
+#include "scheduler/cluster_state.hpp"
 #include "scheduler/placement_order.hpp"
 #include "test_util.hpp"
 
@@ -415,6 +418,65 @@ TEST(ResourceAwareSchedulerTest, OtherTopologiesSlotsAndResourcesAreRespected) {
   EXPECT_EQ(nodes_of(r.topologies[0]), (std::vector<std::string>{"node-2", "node-2"}));
   EXPECT_EQ(usage_of(r, "node-1").slots_used, 1);
   EXPECT_EQ(usage_of(r, "node-1").memory_used_mb, 3968);
+}
+
+TEST(ResourceAwareSchedulerTest, NodesAndRacksAreInNaturalOrderWhateverTheOrderGiven) {
+  // 12 nodes in three racks, given in reverse: node-10 sorts after node-9,
+  // r10 after r9, and each rack lists its nodes in that order.
+  Cluster cluster;
+  for (int i = 12; i >= 1; --i) {
+    NodeSpec node;
+    node.id = NodeId("node-" + std::to_string(i));
+    node.rack = RackId(i <= 4 ? "r9" : i <= 8 ? "r10" : "r1");
+    node.memory_mb = 4096;
+    node.cpu = 400;
+    node.ports = {6701, 6700};
+    cluster.nodes.push_back(std::move(node));
+  }
+  Result<ClusterState> state = ClusterState::Create(cluster);
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  for (std::uint32_t n = 0; n < 12; ++n) {
+    EXPECT_EQ(state.value().node(n).spec->id.value(), "node-" + std::to_string(n + 1));
+    EXPECT_EQ(state.value().node(n).free_ports, (std::vector<int>{6700, 6701}));
+    EXPECT_EQ(state.value().find(NodeId("node-" + std::to_string(n + 1))), n);
+  }
+  ASSERT_EQ(state.value().rack_count(), 3u);
+  EXPECT_EQ(state.value().rack_id(0).value(), "r1");
+  EXPECT_EQ(state.value().rack_id(1).value(), "r9");
+  EXPECT_EQ(state.value().rack_id(2).value(), "r10");
+  EXPECT_EQ(state.value().rack_nodes(0), (std::vector<std::uint32_t>{8, 9, 10, 11}));
+  EXPECT_EQ(state.value().rack_nodes(1), (std::vector<std::uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(state.value().rack_nodes(2), (std::vector<std::uint32_t>{4, 5, 6, 7}));
+  EXPECT_EQ(state.value().find(NodeId("node-13")), kNoNode);
+}
+
+TEST(ResourceAwareSchedulerTest, AmountsReadAsPrintfWritesThem) {
+  // Whole amounts (within 1e-9) with no decimals, others with one, as %.0f
+  // and %.1f: messages and warnings keep their text.
+  std::mt19937_64 rng(7);
+  std::vector<double> values = {0,    -0.0, 1,     0.05,   0.15,  0.25, 2.5,
+                                -2.5, 128,  1e-10, 1e300, -1e300, 3.95, 99.99999999999};
+  for (int i = 0; i < 2000; ++i) {
+    values.push_back(std::uniform_real_distribution<double>(-1e6, 1e6)(rng));
+    values.push_back(static_cast<double>(rng() % 100000) / 20);
+  }
+  for (double v : values) {
+    char expected[400];
+    if (std::abs(v - std::round(v)) < 1e-9) {
+      std::snprintf(expected, sizeof expected, "%.0f", std::round(v));
+    } else {
+      std::snprintf(expected, sizeof expected, "%.1f", v);
+    }
+    EXPECT_EQ(format_amount(v), expected) << v;
+  }
+}
+
+TEST(ResourceAwareSchedulerTest, APortListedTwiceIsAnError) {
+  Cluster cluster = make_cluster({2});
+  cluster.nodes[1].ports = {6700, 6701, 6700};
+  Result<ScheduleResult> r = schedule(cluster, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "node 'node-2' lists a port twice");
 }
 
 TEST(ResourceAwareSchedulerTest, DuplicateNodeIdIsAnError) {
