@@ -250,12 +250,13 @@ Candidate Placer::search(const ExecutorRequest& e, std::uint32_t ref_node, std::
         (require_cpu && key.second + kEpsilon < e.cpu)) {
       return;
     }
-    // consider()'s d2 with the most an executor can take from the node
-    // (its share and a new worker's): no larger than the d2 it finds, as
-    // the same operations on smaller operands (both terms are squared from
-    // at least zero, and a CPU term below zero only when this one is zero).
+    // consider()'s d2 from the nearest to zero its terms can be: what is
+    // left free once the node gives the most an executor can take (its
+    // share and a new worker's), or (CPU, without require_cpu) what it lacks
+    // even of the least (its share alone). No larger than the d2 it finds,
+    // as the same operations on operands no farther from zero.
     const double dm = std::max(0.0, key.first - most_memory) / mem_scale_;
-    const double dc = std::max(0.0, key.second - most_cpu) / cpu_scale_;
+    const double dc = std::max({0.0, key.second - most_cpu, e.cpu - key.second}) / cpu_scale_;
     if (dm * dm + dc * dc + net > best.d2) return;
     consider(n, net, e, require_cpu, best);
   };
@@ -416,10 +417,15 @@ std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequ
 }
 
 std::string overcommit_warning(const CpuOvercommit& o, const std::string& component) {
-  return "executor " + std::to_string(o.executor.value()) + " of '" + component +
-         "' overcommits CPU on " + o.node.value() + ": asks " + format_amount(o.asked) +
-         " points, " + format_amount(std::max(0.0, o.free)) +
-         " free; no node that can take it has that much CPU free";
+  // Appended into one buffer: a saturated cluster has one per executor.
+  std::string out;
+  out.reserve(128 + component.size() + o.node.value().size());
+  out.append("executor ").append(std::to_string(o.executor.value())).append(" of '");
+  out.append(component).append("' overcommits CPU on ").append(o.node.value());
+  out.append(": asks ").append(format_amount(o.asked)).append(" points, ");
+  out.append(format_amount(std::max(0.0, o.free)));
+  out.append(" free; no node that can take it has that much CPU free");
+  return out;
 }
 
 TopologyPlacement schedule_greedy(ClusterState& state, const TopologyRequest& request,

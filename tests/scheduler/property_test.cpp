@@ -310,6 +310,30 @@ TEST(SchedulerPropertyTest, IndexedSearchPlacesExactlyLikeTheExhaustiveScan) {
   EXPECT_GT(compared, 1000);
 }
 
+// The same where executors ask several times the CPU the cluster has: most
+// are placed by the search that does not require CPU, with overcommits.
+TEST(SchedulerPropertyTest, IndexedSearchPlacesExactlyLikeTheExhaustiveScanOutOfCpu) {
+  int overcommitted = 0;
+  for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    const Cluster cluster = random_cluster(rng);
+    TopologyRequest t = random_topology(rng, 1);
+    for (ExecutorRequest& e : t.executors) e.cpu *= 8;
+    Result<ClusterState> base = ClusterState::Create(cluster);
+    ASSERT_TRUE(base.ok());
+    ClusterState a = base.value(), b = base.value();
+    const TopologyPlacement fast = schedule_greedy(a, t, {SearchMode::kIndexed, std::nullopt});
+    const TopologyPlacement slow = schedule_greedy(b, t, {SearchMode::kExhaustive, std::nullopt});
+    ASSERT_EQ(fast.scheduled, slow.scheduled);
+    EXPECT_EQ(fast.reason, slow.reason);
+    EXPECT_EQ(fast.executor_slots, slow.executor_slots);
+    EXPECT_EQ(fast.warnings, slow.warnings);
+    overcommitted += fast.cpu_overcommits.empty() ? 0 : 1;
+  }
+  EXPECT_GT(overcommitted, 300);
+}
+
 TEST(SchedulerPropertyTest, SameInputSamePlacement) {
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     std::mt19937_64 a(seed), b(seed);
