@@ -239,15 +239,13 @@ TopologyPlacement rebuild(ClusterState& state, const ClusterState& base,
     builder.add(e, opened[w]);
     if (e < request.executors.size()) ++moved;  // ackers are not counted
   }
-  std::vector<std::string> warnings;
   std::vector<CpuOvercommit> overcommits;
   for (const PackOvercommit& o : start.overcommits) {
     overcommits.push_back(
         {ExecutorId(o.executor), state.node(p.state_node[o.node]).spec->id, o.asked, o.free});
-    warnings.push_back(
-        overcommit_warning(overcommits.back(), builder.executors()[o.executor].component));
   }
-  TopologyPlacement placed = builder.finish(std::move(warnings), moved);
+  TopologyPlacement placed =
+      builder.finish(overcommit_warnings(overcommits, builder.executors()), moved);
   placed.cpu_overcommits = std::move(overcommits);
   return placed;
 }

@@ -70,7 +70,6 @@ class Placer {
   // Places every unplaced executor, the first one in `start_rack` (default:
   // the rack with the most free); the reason on failure, empty on success.
   struct Outcome {
-    std::vector<std::string> warnings;
     std::vector<CpuOvercommit> overcommits;
     std::vector<PlacementDecision> decisions;
     int moved = 0;
@@ -349,9 +348,7 @@ void Placer::record(std::uint32_t i, const Candidate& c, std::uint32_t ref_node,
   d.new_worker = c.fit.worker == kNoWorker;
   out.decisions.push_back(d);
   if (node.free_cpu + kEpsilon >= c.fit.cpu) return;
-  const CpuOvercommit o{d.executor, node.spec->id, c.fit.cpu, node.free_cpu};
-  out.overcommits.push_back(o);
-  out.warnings.push_back(overcommit_warning(o, builder_.executors()[i].component));
+  out.overcommits.push_back(CpuOvercommit{d.executor, node.spec->id, c.fit.cpu, node.free_cpu});
 }
 
 std::string Placer::run(std::optional<std::uint32_t> start_rack, Outcome& out) {
@@ -416,16 +413,46 @@ std::string largest_node_shortfall(const ClusterState& state, const ExecutorRequ
   return {};
 }
 
-std::string overcommit_warning(const CpuOvercommit& o, const std::string& component) {
-  // Appended into one buffer: a saturated cluster has one per executor.
-  std::string out;
-  out.reserve(128 + component.size() + o.node.value().size());
-  out.append("executor ").append(std::to_string(o.executor.value())).append(" of '");
-  out.append(component).append("' overcommits CPU on ").append(o.node.value());
-  out.append(": asks ").append(format_amount(o.asked)).append(" points, ");
-  out.append(format_amount(std::max(0.0, o.free)));
-  out.append(" free; no node that can take it has that much CPU free");
-  return out;
+std::vector<std::string> overcommit_warnings(const std::vector<CpuOvercommit>& overcommits,
+                                             const std::vector<ExecutorRequest>& executors) {
+  // Per component, in the order of its first overcommit.
+  std::vector<std::pair<const std::string*, std::vector<const CpuOvercommit*>>> groups;
+  std::map<std::string_view, std::size_t> group_of;
+  for (const CpuOvercommit& o : overcommits) {
+    const std::string& component = executors[o.executor.value()].component;
+    auto [it, added] = group_of.try_emplace(component, groups.size());
+    if (added) groups.push_back({&component, {}});
+    groups[it->second].second.push_back(&o);
+  }
+  auto one = [](std::string& out, const CpuOvercommit& o) {
+    out.append("executor ").append(std::to_string(o.executor.value())).append(" on ");
+    out.append(o.node.value()).append(" asks ").append(format_amount(o.asked));
+    out.append(" points, ").append(format_amount(std::max(0.0, o.free))).append(" free");
+  };
+  std::vector<std::string> warnings;
+  for (const auto& [component, list] : groups) {
+    std::string w;
+    if (list.size() == 1) {
+      const CpuOvercommit& o = *list.front();
+      w.append("executor ").append(std::to_string(o.executor.value())).append(" of '");
+      w.append(*component).append("' overcommits CPU on ").append(o.node.value());
+      w.append(": asks ").append(format_amount(o.asked)).append(" points, ");
+      w.append(format_amount(std::max(0.0, o.free)));
+      w.append(" free; no node that can take it has that much CPU free");
+    } else {
+      w.append(std::to_string(list.size())).append(" executors of '").append(*component);
+      w.append("' overcommit CPU, as no node that can take them has that much free: ");
+      for (std::size_t k = 0; k < list.size() && k < kOvercommitsListed; ++k) {
+        if (k > 0) w.append("; ");
+        one(w, *list[k]);
+      }
+      if (list.size() > kOvercommitsListed) {
+        w.append("; and ").append(std::to_string(list.size() - kOvercommitsListed)).append(" more");
+      }
+    }
+    warnings.push_back(std::move(w));
+  }
+  return warnings;
 }
 
 TopologyPlacement schedule_greedy(ClusterState& state, const TopologyRequest& request,
@@ -450,7 +477,8 @@ TopologyPlacement schedule_greedy(ClusterState& state, const TopologyRequest& re
       slots->emplace_back(w.node, w.port);
     }
   }
-  TopologyPlacement placed = builder.finish(std::move(out.warnings), out.moved);
+  TopologyPlacement placed =
+      builder.finish(overcommit_warnings(out.overcommits, builder.executors()), out.moved);
   placed.cpu_overcommits = std::move(out.overcommits);
   placed.decisions = std::move(out.decisions);
   return placed;

@@ -54,7 +54,17 @@ TopologyPlacement schedule_greedy(ClusterState& state, const TopologyRequest& re
 TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyRequest& request,
                                           SearchMode mode = SearchMode::kIndexed);
 
-// "executor 3 of 'split' overcommits CPU on node-2: asks 50 points, 20 free; ..."
-std::string overcommit_warning(const CpuOvercommit& o, const std::string& component);
+// The warnings of `overcommits`, one per component in the order of their
+// first overcommit (`executors`: the request's, ackers after them, as
+// AssignmentBuilder::executors). One executor: "executor 3 of 'split'
+// overcommits CPU on node-2: asks 50 points, 20 free; no node that can take
+// it has that much CPU free". Several: "4 executors of 'split' overcommit
+// CPU, as no node that can take them has that much free: executor 3 on
+// node-2 asks 50 points, 20 free; ...", the first kOvercommitsListed of them
+// and how many more (a cluster short of CPU would otherwise get a warning
+// per executor; cpu_overcommits keeps every one).
+inline constexpr std::size_t kOvercommitsListed = 5;
+std::vector<std::string> overcommit_warnings(const std::vector<CpuOvercommit>& overcommits,
+                                             const std::vector<ExecutorRequest>& executors);
 
 }  // namespace rstorm::scheduler

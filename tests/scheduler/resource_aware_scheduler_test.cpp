@@ -450,6 +450,28 @@ TEST(ResourceAwareSchedulerTest, NodesAndRacksAreInNaturalOrderWhateverTheOrderG
   EXPECT_EQ(state.value().find(NodeId("node-13")), kNoNode);
 }
 
+TEST(ResourceAwareSchedulerTest, OvercommitWarningsAreOnePerComponent) {
+  // One 100-point node: after s's first executor (30 points), b's (90) and
+  // s's seven others overcommit. One warning per component, in the order of
+  // their first overcommit, the first five of 's' listed.
+  Cluster one = make_cluster({1}, 8192, 100, 4);
+  TopologyRequest t = make_topology("t", {spout("s", 8, 30), bolt("b", 1, 90)}, {{"s", "b"}});
+  t.acker_executors = 0;
+  ScheduleResult r = schedule_ok(one, {t});
+  const TopologyPlacement& p = r.topologies[0];
+  ASSERT_TRUE(p.scheduled) << p.reason;
+  ASSERT_EQ(p.cpu_overcommits.size(), 8u);
+  EXPECT_EQ(p.warnings,
+            (std::vector<std::string>{
+                "executor 8 of 'b' overcommits CPU on node-1: asks 90 points, 70 free; no node "
+                "that can take it has that much CPU free",
+                "7 executors of 's' overcommit CPU, as no node that can take them has that much "
+                "free: executor 1 on node-1 asks 30 points, 0 free; executor 2 on node-1 asks 30 "
+                "points, 0 free; executor 3 on node-1 asks 30 points, 0 free; executor 4 on "
+                "node-1 asks 30 points, 0 free; executor 5 on node-1 asks 30 points, 0 free; and 2 "
+                "more"}));
+}
+
 TEST(ResourceAwareSchedulerTest, AmountsReadAsPrintfWritesThem) {
   // Whole amounts (within 1e-9) with no decimals, others with one, as %.0f
   // and %.1f: messages and warnings keep their text.
