@@ -8,6 +8,7 @@
 #include <set>
 
 #include "scheduler/placement_order.hpp"
+#include "scheduler/render.hpp"
 
 namespace rstorm::scheduler {
 namespace {
@@ -424,27 +425,26 @@ std::vector<std::string> overcommit_warnings(const std::vector<CpuOvercommit>& o
     if (added) groups.push_back({&component, {}});
     groups[it->second].second.push_back(&o);
   }
-  auto one = [](std::string& out, const CpuOvercommit& o) {
-    out.append("executor ").append(std::to_string(o.executor.value())).append(" on ");
-    out.append(o.node.value()).append(" asks ").append(format_amount(o.asked));
-    out.append(" points, ").append(format_amount(std::max(0.0, o.free))).append(" free");
-  };
+  // Executors by the label the placement lists them with (split[5-6]).
+  auto label = [&](const CpuOvercommit& o) { return executor_label(executors[o.executor.value()]); };
   std::vector<std::string> warnings;
   for (const auto& [component, list] : groups) {
     std::string w;
     if (list.size() == 1) {
       const CpuOvercommit& o = *list.front();
-      w.append("executor ").append(std::to_string(o.executor.value())).append(" of '");
-      w.append(*component).append("' overcommits CPU on ").append(o.node.value());
-      w.append(": asks ").append(format_amount(o.asked)).append(" points, ");
-      w.append(format_amount(std::max(0.0, o.free)));
+      w.append("executor ").append(label(o)).append(" overcommits CPU on ");
+      w.append(o.node.value()).append(": asks ").append(format_amount(o.asked));
+      w.append(" points, ").append(format_amount(std::max(0.0, o.free)));
       w.append(" free; no node that can take it has that much CPU free");
     } else {
       w.append(std::to_string(list.size())).append(" executors of '").append(*component);
       w.append("' overcommit CPU, as no node that can take them has that much free: ");
       for (std::size_t k = 0; k < list.size() && k < kOvercommitsListed; ++k) {
+        const CpuOvercommit& o = *list[k];
         if (k > 0) w.append("; ");
-        one(w, *list[k]);
+        w.append(label(o)).append(" on ").append(o.node.value()).append(" asks ");
+        w.append(format_amount(o.asked)).append(" points, ");
+        w.append(format_amount(std::max(0.0, o.free))).append(" free");
       }
       if (list.size() > kOvercommitsListed) {
         w.append("; and ").append(std::to_string(list.size() - kOvercommitsListed)).append(" more");

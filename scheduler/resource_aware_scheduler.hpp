@@ -56,13 +56,14 @@ TopologyPlacement schedule_resource_aware(ClusterState& state, const TopologyReq
 
 // The warnings of `overcommits`, one per component in the order of their
 // first overcommit (`executors`: the request's, ackers after them, as
-// AssignmentBuilder::executors). One executor: "executor 3 of 'split'
-// overcommits CPU on node-2: asks 50 points, 20 free; no node that can take
-// it has that much CPU free". Several: "4 executors of 'split' overcommit
-// CPU, as no node that can take them has that much free: executor 3 on
-// node-2 asks 50 points, 20 free; ...", the first kOvercommitsListed of them
-// and how many more (a cluster short of CPU would otherwise get a warning
-// per executor; cpu_overcommits keeps every one).
+// AssignmentBuilder::executors), each executor named as the placement lists
+// it (executor_label). One executor: "executor split[4] overcommits CPU on
+// node-2: asks 50 points, 20 free; no node that can take it has that much
+// CPU free". Several: "4 executors of 'split' overcommit CPU, as no node
+// that can take them has that much free: split[4] on node-2 asks 50 points,
+// 20 free; ...", the first kOvercommitsListed of them and how many more (a
+// cluster short of CPU would otherwise get a warning per executor;
+// cpu_overcommits keeps every one).
 inline constexpr std::size_t kOvercommitsListed = 5;
 std::vector<std::string> overcommit_warnings(const std::vector<CpuOvercommit>& overcommits,
                                              const std::vector<ExecutorRequest>& executors);

@@ -139,7 +139,7 @@ TEST(ResourceAwareSchedulerTest, CpuOvercommitOnlyWhenNoNodeHasTheCpuAndIsReport
   ASSERT_EQ(p.cpu_overcommits.size(), 1u);
   EXPECT_EQ(p.cpu_overcommits[0].executor, ExecutorId(1));
   EXPECT_EQ(p.warnings, (std::vector<std::string>{
-                            "executor 1 of 's' overcommits CPU on node-1: asks 80 points, 20 "
+                            "executor s[2] overcommits CPU on node-1: asks 80 points, 20 "
                             "free; no node that can take it has that much CPU free"}));
   EXPECT_EQ(usage_of(r, "node-1").cpu_used, 160);
 }
@@ -461,15 +461,15 @@ TEST(ResourceAwareSchedulerTest, OvercommitWarningsAreOnePerComponent) {
   const TopologyPlacement& p = r.topologies[0];
   ASSERT_TRUE(p.scheduled) << p.reason;
   ASSERT_EQ(p.cpu_overcommits.size(), 8u);
+  // Named as the placement lists them: component[task].
   EXPECT_EQ(p.warnings,
             (std::vector<std::string>{
-                "executor 8 of 'b' overcommits CPU on node-1: asks 90 points, 70 free; no node "
-                "that can take it has that much CPU free",
+                "executor b[9] overcommits CPU on node-1: asks 90 points, 70 free; no node that "
+                "can take it has that much CPU free",
                 "7 executors of 's' overcommit CPU, as no node that can take them has that much "
-                "free: executor 1 on node-1 asks 30 points, 0 free; executor 2 on node-1 asks 30 "
-                "points, 0 free; executor 3 on node-1 asks 30 points, 0 free; executor 4 on "
-                "node-1 asks 30 points, 0 free; executor 5 on node-1 asks 30 points, 0 free; and 2 "
-                "more"}));
+                "free: s[2] on node-1 asks 30 points, 0 free; s[3] on node-1 asks 30 points, 0 "
+                "free; s[4] on node-1 asks 30 points, 0 free; s[5] on node-1 asks 30 points, 0 "
+                "free; s[6] on node-1 asks 30 points, 0 free; and 2 more"}));
 }
 
 TEST(ResourceAwareSchedulerTest, AmountsReadAsPrintfWritesThem) {
