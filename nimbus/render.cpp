@@ -304,7 +304,8 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
   }
   out << "Placement (assignment version " << placement.assignment.version;
   if (placement.assignment.version > 1) {
-    out << "; it moved or resized " << t.moved_executors << " executors";
+    out << "; it moved or resized " << t.moved_executors
+        << (t.moved_executors == 1 ? " executor" : " executors");
   }
   out << "):\n";
   if (tree.empty()) out << "  (not placed)\n";
