@@ -62,6 +62,7 @@ class Placer {
         key_of_(state.node_count()),
         indexed_(state.node_count(), 0),
         cpu_tree_(state.node_count()),
+        bucket_of_(state.node_count()),
         bucketed_(state.node_count(), 0),
         stale_(state.node_count(), 0) {
     for (std::uint32_t n = 0; n < state.node_count(); ++n) index(n);
@@ -162,7 +163,6 @@ void Placer::index(std::uint32_t n) {
 }
 
 void Placer::sync_buckets() {
-  if (bucket_of_.empty()) bucket_of_.resize(state_.node_count());
   for (std::uint32_t n : stale_nodes_) {
     stale_[n] = 0;
     if (bucketed_[n]) {
