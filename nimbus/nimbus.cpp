@@ -57,13 +57,6 @@ NimbusOptions with_clock(NimbusOptions options) {
 
 Status not_leader() { return Status(ErrorCode::kUnavailable, "this nimbus is not the leader"); }
 
-bool valid_name(const std::string& name) {
-  if (name.empty() || name.size() > 200) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
-}
-
 }  // namespace
 
 Nimbus::Nimbus(CoordinationStore& store, BlobStore& blobs, NimbusOptions options, Logger logger)
@@ -302,9 +295,8 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
                                    const std::map<std::string, thrift::ConfigEntry>& config,
                                    const std::string& code_blob_key, const std::string& submitter) {
   if (Status s = require_leader(); !s) return s;
-  if (!valid_name(name)) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "topology name '" + name + "' is invalid: use letters, digits, '-', '_' and '.'");
+  if (std::string problem = topology_name_problem(name); !problem.empty()) {
+    return Status(ErrorCode::kInvalidArgument, problem);
   }
   structure.name = name;
   if (Status s = validate_structure(structure); !s) return s;
@@ -313,10 +305,19 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
   auto records = all_records();
   if (!records) return records.status();
   for (const auto& r : *records) {
-    if (r.name == name) {
-      return Status(ErrorCode::kAlreadyExists, "a topology named '" + name + "' already exists (" +
-                                                   r.id + "): kill it first or pick another name");
+    if (r.name != name) continue;
+    if (r.status == thrift::TopologyStatus::KILLED) {
+      // Killed, waiting out its kill's wait: gone at the deadline.
+      const std::int64_t left_ms = std::max<std::int64_t>(0, r.kill_deadline_ms - now());
+      return Status(ErrorCode::kAlreadyExists,
+                    "a topology named '" + name + "' (" + r.id +
+                        ") is being killed: it is removed " +
+                        (left_ms > 0 ? "in " + std::to_string((left_ms + 999) / 1000) + " s"
+                                     : std::string("now")) +
+                        "; submit again then, or pick another name");
     }
+    return Status(ErrorCode::kAlreadyExists, "a topology named '" + name + "' already exists (" +
+                                                 r.id + "): kill it first or pick another name");
   }
   auto code = blobs_.info(code_blob_key);
   if (!code) {

@@ -30,6 +30,10 @@ Result<PreparedTopology> prepare_topology(const std::string& library_path, const
   if (!library) return Status(ErrorCode::kInvalidArgument, library.status().message());
   PreparedTopology out;
   out.name = name.empty() ? library->name() : name;
+  // Before anything is uploaded: the name is part of the code blob's key.
+  if (std::string problem = topology_name_problem(out.name); !problem.empty()) {
+    return Status(ErrorCode::kInvalidArgument, problem);
+  }
   Config topology_config = topology_config_of(config);
   topology_config.set(std::string(keys::kTopologyName), out.name, "rstorm submit --name");
   auto topology = library->build(topology_config);

@@ -1,5 +1,7 @@
 #include "nimbus/topology_structure.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -126,6 +128,20 @@ thrift::TopologyStructure structure_to_thrift(const std::string& name, const Top
   out.name = name;
   for (const ComponentSpec& c : spec.components) out.components.push_back(component_to_thrift(c));
   return out;
+}
+
+std::string topology_name_problem(const std::string& name) {
+  if (name.empty()) return "a topology name cannot be empty";
+  if (name.size() > kMaxTopologyNameLength) {
+    return "topology name '" + name.substr(0, 40) + "...' is invalid: it has " +
+           std::to_string(name.size()) + " characters, at most " +
+           std::to_string(kMaxTopologyNameLength) + " are allowed";
+  }
+  const bool allowed = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+  if (!allowed) return "topology name '" + name + "' is invalid: use letters, digits, '-', '_' and '.'";
+  return {};
 }
 
 Status validate_structure(const thrift::TopologyStructure& structure) {

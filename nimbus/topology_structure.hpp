@@ -17,6 +17,16 @@
 
 namespace rstorm::nimbus {
 
+// The longest topology name nimbus takes (it is part of ids, blob keys and
+// ZooKeeper paths).
+inline constexpr std::size_t kMaxTopologyNameLength = 200;
+
+// Why `name` cannot name a topology ("topology name 'a/b' is invalid: use
+// letters, digits, '-', '_' and '.'", or its length past
+// kMaxTopologyNameLength); empty when it can. The client checks before it
+// uploads anything, nimbus again on every submission.
+std::string topology_name_problem(const std::string& name);
+
 thrift::TopologyStructure structure_to_thrift(const std::string& name, const TopologySpec& spec);
 
 // Every structural problem, joined with "; ", naming the component, stream or

@@ -445,6 +445,40 @@ TEST_F(NimbusServiceTest, DuplicateNameIsRejectedAndTheFirstKeepsRunning) {
   EXPECT_EQ(assignment(*first)->version, before.version);
 }
 
+// A name whose topology is killed but waiting out its kill's wait is still
+// taken: the refusal says so and when it frees, not "kill it first".
+TEST_F(NimbusServiceTest, NameOfAKilledTopologyIsRefusedUntilItIsRemoved) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto first = submit("wc");
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(client_->kill_topology("wc", 3600));
+  auto second = submit("wc");
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.code(), ErrorCode::kAlreadyExists);
+  EXPECT_NE(second.status().message().find("a topology named 'wc' (" + *first +
+                                           ") is being killed: it is removed in "),
+            std::string::npos)
+      << second.status().message();
+  EXPECT_EQ(second.status().message().find("kill it first"), std::string::npos)
+      << second.status().message();
+}
+
+// Names nimbus refuses, each with the rule it breaks.
+TEST_F(NimbusServiceTest, InvalidNamesAreRefusedNamingTheRule) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto slash = submit("my topo/x");
+  ASSERT_FALSE(slash);
+  EXPECT_EQ(slash.code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(slash.status().message(),
+            "topology name 'my topo/x' is invalid: use letters, digits, '-', '_' and '.'");
+  auto long_name = submit(std::string(201, 'z'));
+  ASSERT_FALSE(long_name);
+  EXPECT_NE(long_name.status().message().find("it has 201 characters, at most 200 are allowed"),
+            std::string::npos)
+      << long_name.status().message();
+  EXPECT_TRUE(submit(std::string(200, 'z')));
+}
+
 TEST_F(NimbusServiceTest, KillOfUnknownTopologyIsNotFound) {
   auto s = client_->kill_topology("nope", 0);
   ASSERT_FALSE(s);
