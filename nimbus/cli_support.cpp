@@ -26,7 +26,21 @@ Result<std::unique_ptr<NimbusClient>> connect_for_cli(const ClientFlags& flags) 
   // Thrift's own line about the same socket would only repeat it.
   apache::thrift::GlobalOutput.setOutputFunction([](const char*) {});
   try {
-    return NimbusClient::connect(NimbusClient::options_from_config(*config));
+    auto client = NimbusClient::connect(NimbusClient::options_from_config(*config));
+    if (!client && client.code() == ErrorCode::kUnavailable && flags.config_file.empty()) {
+      // With no rstorm.yaml anywhere, nimbus.seeds is the default's
+      // (localhost): say so, as that is the likely cause.
+      const Config::Entry* seeds = config->find(keys::kNimbusSeeds);
+      auto found = find_config_file();
+      if (found && !found->has_value() && seeds != nullptr && seeds->origin != "command line") {
+        return Status(ErrorCode::kUnavailable,
+                      client.status().message() +
+                          "; no rstorm.yaml was found ($RSTORM_CONF_DIR, ~/.rstorm/rstorm.yaml, "
+                          "the install's etc/rstorm/rstorm.yaml, /etc/rstorm/rstorm.yaml), so "
+                          "nimbus.seeds is the default: give --config FILE");
+      }
+    }
+    return client;
   } catch (const ConfigError& e) {
     return Status(ErrorCode::kInvalidArgument, e.what());
   }
@@ -39,6 +53,7 @@ int exit_code_for(const Status& status, bool local) {
       return kCliUnavailable;
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kIoError:
+    case ErrorCode::kNotFound:  // locally: a config file that is not there
       return local ? kCliUsage : kCliFailure;
     default:
       return kCliFailure;

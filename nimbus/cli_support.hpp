@@ -31,7 +31,8 @@ struct ClientFlags {
 Result<Config> load_client_config(const ClientFlags& flags);
 // Loads the config and connects to the leading nimbus.
 Result<std::unique_ptr<NimbusClient>> connect_for_cli(const ClientFlags& flags);
-// kUnavailable -> 3, kInvalidArgument from local input -> 2 (when `local`), else 1.
+// kUnavailable -> 3, kInvalidArgument, kIoError or kNotFound from local input
+// (a bad argument, a config file that is not there) -> 2 when `local`, else 1.
 int exit_code_for(const Status& status, bool local = false);
 // Prints "rstorm <command>: <message>" to stderr and returns exit_code_for().
 int report_error(const std::string& command, const Status& status, bool local = false);

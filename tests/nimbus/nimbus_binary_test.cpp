@@ -201,6 +201,19 @@ TEST_F(NimbusBinaryTest, LibraryWithoutTheExportMacroIsRejectedClientSide) {
   EXPECT_NE(run(cli("list")).output.find("No topologies running."), std::string::npos);
 }
 
+// A name nimbus would refuse is refused before anything is uploaded (the
+// name is part of the code blob's key): the name rule, exit 2.
+TEST_F(NimbusBinaryTest, InvalidTopologyNameIsRefusedBeforeTheUpload) {
+  register_supervisor(supervisor_info("sup-1", "r1"));
+  auto r = run(cli(std::string("submit ") + RSTORM_TEST_TOPOLOGY_LIB + " --name 'my topo/x'"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("topology name 'my topo/x' is invalid: use letters, digits, '-', '_' "
+                          "and '.'"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("blob"), std::string::npos) << r.output;  // was: invalid blob key
+}
+
 TEST_F(NimbusBinaryTest, ResourceRequestNoNodeCanHoldFailsWithTheNumbers) {
   register_supervisor(supervisor_info("sup-1", "r1", 2048));
   auto r = run(cli(std::string("submit ") + RSTORM_TEST_TOPOLOGY_LIB +
@@ -227,6 +240,28 @@ TEST_F(NimbusBinaryTest, UnreachableNimbusSaysWhatToDo) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("is rstorm-nimbus running? see `rstorm dev-cluster`"), std::string::npos);
+}
+
+// With no rstorm.yaml anywhere and no nimbus.seeds given, the refusal says
+// that no config was found: the likely cause.
+TEST_F(NimbusBinaryTest, UnreachableNimbusWithNoConfigFileSaysNoneWasFound) {
+  if (std::filesystem::exists("/etc/rstorm/rstorm.yaml")) {
+    GTEST_SKIP() << "/etc/rstorm/rstorm.yaml exists on this machine";
+  }
+  auto port = rstorm::testing::free_loopback_port();
+  ASSERT_TRUE(port);
+  auto r = run("env -u RSTORM_CONF_DIR HOME=" + dir_.string() + " " + RSTORM_BIN_DIR +
+               "/rstorm list -c nimbus.thrift.port=" + std::to_string(*port));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("no rstorm.yaml was found"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("give --config FILE"), std::string::npos) << r.output;
+  // A file named on the command line that is not there: bad input, exit 2.
+  auto missing = run(std::string(RSTORM_BIN_DIR) + "/rstorm list --config " + dir_.string() +
+                     "/none.yaml");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("cannot read config file " + dir_.string() + "/none.yaml"),
+            std::string::npos)
+      << missing.output;
 }
 
 }  // namespace
