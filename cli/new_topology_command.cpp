@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <set>
+#include <string>
 
 #include "command.hpp"
 
@@ -22,13 +24,45 @@ std::string replace_all(std::string text, std::string_view from, const std::stri
   return text;
 }
 
-int write_starter(const std::string& name, std::filesystem::path dir) {
-  namespace fs = std::filesystem;
+// Why `name` cannot be a C++ namespace and a CMake target of the project
+// (see cli/starter/); empty when it can.
+std::string project_name_problem(const std::string& name) {
   static const std::regex kName("[a-z][a-z0-9_]*");
   if (!std::regex_match(name, kName)) {
-    std::cerr << "rstorm new-topology: '" << name
-              << "' cannot name a topology project: use lower-case letters, digits and '_', "
-                 "starting with a letter (it becomes a C++ namespace and a CMake target)\n";
+    return "use lower-case letters, digits and '_', starting with a letter";
+  }
+  // C++20's keywords and alternative tokens in lower case.
+  static const std::set<std::string, std::less<>> kKeywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  if (kKeywords.contains(name)) return "it is a C++ keyword";
+  if (name.find("__") != std::string::npos) return "C++ reserves names with '__'";
+  // Namespaces the project's code already uses.
+  if (name == "std") return "it is the standard library's namespace";
+  if (name == "rstorm") return "it is rstorm's namespace";
+  if (name == "testing") return "it is GoogleTest's namespace";
+  // Targets CMake makes itself (Makefiles, Ninja, CTest, CPack).
+  static const std::set<std::string, std::less<>> kTargets = {
+      "all",  "clean",          "help",           "install",     "package",
+      "test", "package_source", "rebuild_cache",  "edit_cache",  "list_install_components"};
+  if (kTargets.contains(name)) return "CMake reserves the target name '" + name + "'";
+  return {};
+}
+
+int write_starter(const std::string& name, std::filesystem::path dir) {
+  namespace fs = std::filesystem;
+  if (std::string problem = project_name_problem(name); !problem.empty()) {
+    std::cerr << "rstorm new-topology: '" << name << "' cannot name a topology project: "
+              << problem << " (it becomes a C++ namespace and a CMake target)\n";
     return kExitUsage;
   }
   if (dir.empty()) dir = name;

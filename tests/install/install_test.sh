@@ -9,8 +9,9 @@
 #  3. The installed `rstorm local` runs the starter library: exact sums.
 #  4. The installed `rstorm dev-cluster` runs it: every number acked.
 #  5. Bad input: find_package(rstorm 0.99), RSTORM_CONF_DIR without an
-#     rstorm.yaml, a wrong value in the installed etc/rstorm/rstorm.yaml: each
-#     message names the version or the file.
+#     rstorm.yaml (exit 2), project names that cannot build (a C++ keyword, a
+#     CMake target, a namespace in use), a wrong value in the installed
+#     etc/rstorm/rstorm.yaml: each message names the version, name or file.
 # Prints one line per check; exits 1 at the first failure with what it saw.
 set -u
 build=$(cd "$1" && pwd)
@@ -116,9 +117,17 @@ sed -i 's/find_package(rstorm [0-9.]* REQUIRED)/find_package(rstorm 0.99 REQUIRE
 msg=$(cmake -S "$tmp/demo" -B "$tmp/demo/build-new" -DCMAKE_PREFIX_PATH="$p" 2>&1) && fail "find_package(rstorm 0.99) was accepted"
 grep -q '"0.99"' <<<"$msg" && grep -q "version: 0\." <<<"$msg" || { echo "$msg"; fail "find_package(rstorm 0.99)'s message does not name both versions"; }
 ok "find_package(rstorm 0.99): refused, naming 0.99 and the installed $(grep -Eo 'version: 0\.[0-9.]+' <<<"$msg" | head -n 1)"
-msg=$(RSTORM_CONF_DIR=$tmp/nowhere "$p/bin/rstorm" list 2>&1) && fail "RSTORM_CONF_DIR without an rstorm.yaml was accepted"
+msg=$(RSTORM_CONF_DIR=$tmp/nowhere "$p/bin/rstorm" list 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] || { echo "$msg"; fail "RSTORM_CONF_DIR without an rstorm.yaml: exit $rc, not 2 (bad input)"; }
 grep -qF "$tmp/nowhere/rstorm.yaml" <<<"$msg" || { echo "$msg"; fail "the message does not name $tmp/nowhere/rstorm.yaml"; }
 ok "RSTORM_CONF_DIR without rstorm.yaml: $msg"
+for name in class test rstorm; do
+  msg=$(cd "$tmp" && "$p/bin/rstorm" new-topology "$name" 2>&1) && fail "rstorm new-topology $name was accepted: a project that cannot build"
+  grep -qF "'$name' cannot name a topology project" <<<"$msg" || { echo "$msg"; fail "rstorm new-topology $name: the message does not name it"; }
+  [ ! -e "$tmp/$name" ] || fail "rstorm new-topology $name wrote $tmp/$name"
+done
+ok "rstorm new-topology class / test / rstorm: refused, e.g. $msg"
 echo "nimbus.thrift.port: not-a-port" >>"$p/etc/rstorm/rstorm.yaml"
 msg=$("$p/bin/rstorm" list 2>&1) && fail "a wrong value in $p/etc/rstorm/rstorm.yaml was accepted"
 grep -qF "$p/etc/rstorm/rstorm.yaml" <<<"$msg" || { echo "$msg"; fail "the message does not name the installed rstorm.yaml"; }
