@@ -887,14 +887,32 @@ void DevCluster::describe(std::ostream& out) const {
         << (tls_dir() / "alice.pem").string() << " --key " << (tls_dir() / "alice-key.pem").string()
         << "\n";
   }
+  // The word count beside these binaries (a build tree's lib/), named as
+  // the user can type it; an installed rstorm has no built example, so a
+  // library of the user's own (rstorm new-topology writes one).
+  std::error_code ec;
+  const auto example = options_.bin_dir / ".." / "lib" / "libword_count.so";
+  std::string library = "YOUR_TOPOLOGY.so";
+  std::string name = "NAME";
+  if (std::filesystem::is_regular_file(example, ec)) {
+    const auto relative =
+        std::filesystem::relative(example, std::filesystem::current_path(ec), ec);
+    library = (ec || relative.empty() || relative.string().starts_with("../..")
+                   ? std::filesystem::weakly_canonical(example, ec)
+                   : relative)
+                  .string();
+    name = "wc";
+  }
   out << "client config: " << client_config().string() << "\n"
-      << "submit:  rstorm submit build/lib/libword_count.so --name wc --config "
+      << "submit:  rstorm submit " << library << " --name " << name << " --config "
       << client_config().string() << "\n";
   if (!options_.secure) {
-    out << "   or:   rstorm submit build/lib/libword_count.so --name wc -c 'nimbus.seeds="
+    out << "   or:   rstorm submit " << library << " --name " << name << " -c 'nimbus.seeds="
         << nimbus_seeds() << "'\n";
   }
-  out << "then:    rstorm list|describe wc|cluster --config " << client_config().string() << "\n";
+  if (name == "NAME") out << "         (`rstorm new-topology NAME` writes a topology project)\n";
+  out << "then:    rstorm list|describe " << name << "|cluster --config "
+      << client_config().string() << "\n";
 }
 
 }  // namespace rstorm::supervisor
