@@ -41,7 +41,9 @@ void scrape_security(std::ostream& out, const PrometheusServerOptions& o) {
 
 void file_sd_job(std::ostream& out, const PrometheusServerOptions& o, const char* job,
                  const char* glob) {
-  out << "  - job_name: " << job << "\n";
+  // The endpoints label their series themselves (topology, node, rack,
+  // role) as the SD entries do: theirs are kept, not renamed exported_*.
+  out << "  - job_name: " << job << "\n    honor_labels: true\n";
   scrape_security(out, o);
   out << "    file_sd_configs:\n"
       << "      - files: [\"" << o.sd_dir << "/" << glob << "\"]\n"

@@ -188,6 +188,18 @@ TEST(ClusterMetrics, PrometheusFindsEveryDaemonAndEveryDashboardQueryHasData) {
   EXPECT_EQ(poll_until_equals(p, "sum(up{job=\"rstorm-worker\",topology=\"wc\"})", 2),
             std::optional<double>(2));
 
+  // The endpoints' own labels are kept (honor_labels), none renamed
+  // exported_* for clashing with the SD entries' (the same values).
+  for (const char* label : {"exported_topology", "exported_node", "exported_rack", "exported_role",
+                            "exported_port"}) {
+    EXPECT_EQ(scalar_value(p, std::string("count({__name__=~\"rstorm_.+\",") + label +
+                                  "=~\".+\"}) or vector(0)"),
+              std::optional<double>(0))
+        << label;
+  }
+  EXPECT_EQ(scalar_value(p, "count(rstorm_supervisor_slots_used{node=~\".+\",rack=~\".+\"})"),
+            std::optional<double>(2));
+
   // Every dashboard query returns data (polled: rates need two scrapes).
   const auto queries = dashboard_queries();
   std::map<std::string, std::string> missing;
