@@ -306,6 +306,13 @@ Result<thrift::TopologyPlacement> Nimbus::placement(const std::string& id_or_nam
   auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment");
   if (!a) return a.status();
   out.__set_assignment(*a);
+  if (!loaded->request.acker_executors.has_value()) {
+    thrift::ResourceRequest acker;
+    acker.onheap_mb = loaded->request.acker_onheap_mb;
+    acker.offheap_mb = 0;
+    acker.cpu_pcore_percent = loaded->request.acker_cpu;
+    out.__set_worker_acker(acker);
+  }
   // Those of the placement that put the executors where they are, whichever
   // nimbus made it.
   out.warnings = a->warnings;

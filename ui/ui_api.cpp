@@ -716,9 +716,21 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
       };
       std::map<std::string, std::map<int, Worker>> workers;  // node -> port -> worker
       std::map<std::string, std::string> address_node;       // "host:port" -> node
+      // Each worker's own acker (topology.acker.executors unset), counted
+      // in its use as nimbus counts it.
+      double acker_memory = 0, acker_cpu = 0;
+      if (placement->__isset.worker_acker) {
+        acker_memory = placement->worker_acker.onheap_mb + placement->worker_acker.offheap_mb;
+        acker_cpu = placement->worker_acker.cpu_pcore_percent;
+      }
       for (const auto& e : placement->assignment.executors) {
         const double mem = e.resources.onheap_mb + e.resources.offheap_mb;
-        Worker& wk = workers[e.slot.node_id][e.slot.port];
+        auto [at, added] = workers[e.slot.node_id].try_emplace(e.slot.port);
+        Worker& wk = at->second;
+        if (added) {
+          wk.memory = acker_memory;
+          wk.cpu = acker_cpu;
+        }
         wk.memory += mem;
         wk.cpu += e.resources.cpu_pcore_percent;
         wk.executors.push_back({{"id", "[" + std::to_string(e.executor.task_start) + "-" +
@@ -741,6 +753,10 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
           wl.push_back({{"port", port},
                         {"memory", round2(wk.memory)},
                         {"cpu", round2(wk.cpu)},
+                        {"acker", placement->__isset.worker_acker
+                                      ? json{{"memory", round2(acker_memory)},
+                                             {"cpu", round2(acker_cpu)}}
+                                      : json(nullptr)},
                         {"workerLogLink", links.link(n.node_id, id, port)},
                         {"executors", wk.executors}});
         }

@@ -376,6 +376,10 @@ struct TopologyPlacement {
   4: NetworkCost network,
   5: string scheduler,                // "resource-aware" or "round-robin"
   6: list<string> warnings,           // e.g. CPU overcommitted on node-3
+  // With an acker in every worker (topology.acker.executors unset): what
+  // each worker's acker asks, part of its worker's use and not listed among
+  // the assignment's executors.
+  7: optional ResourceRequest worker_acker,
 }
 
 // ------------------------------------------------------------ requests

@@ -178,10 +178,13 @@ TEST_F(UiClusterTest, PlacementMatchesDescribe) {
   ASSERT_EQ(r.status, 200) << r.text;
   std::set<std::tuple<std::string, int, std::string>> got;
   std::set<std::string> racks;
+  double memory = 0, cpu = 0;  // the nodes' parts: each worker's acker included
   for (const auto& rack : r.body["racks"]) {
     racks.insert(rack["rack"].get<std::string>());
     for (const auto& node : rack["nodes"]) {
       EXPECT_LE(node["memoryTopology"].get<double>(), node["memoryUsed"].get<double>() + 1e-6);
+      memory += node["memoryTopology"].get<double>();
+      cpu += node["cpuTopology"].get<double>();
       for (const auto& w : node["workers"]) {
         EXPECT_NE(w["workerLogLink"], "");
         for (const auto& e : w["executors"]) {
@@ -191,6 +194,9 @@ TEST_F(UiClusterTest, PlacementMatchesDescribe) {
     }
   }
   EXPECT_EQ(got, want);
+  EXPECT_DOUBLE_EQ(memory, r.body["assigned"]["memory"].get<double>()) << r.text;
+  EXPECT_DOUBLE_EQ(cpu, r.body["assigned"]["cpu"].get<double>()) << r.text;
+  EXPECT_FALSE(r.body["racks"][0]["nodes"][0]["workers"][0]["acker"].is_null()) << r.text;
   EXPECT_EQ(r.body["networkCost"]["sameWorker"], d["network"]["same_worker"]);
   EXPECT_EQ(r.body["networkCost"]["crossRack"], d["network"]["cross_rack"]);
   EXPECT_EQ(r.body["scheduler"], d["scheduler"]);
