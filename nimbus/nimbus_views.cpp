@@ -261,6 +261,7 @@ Result<thrift::TopologyInfo> Nimbus::topology_info(const std::string& id_or_name
   info.summary = summarize(record);
   info.__set_structure(loaded->structure);
   info.__set_config(loaded->config);
+  if (!record.owner.empty()) info.__set_owner(record.owner);
   if (!loaded->secret.empty()) info.__set_secret(loaded->secret);
   if (auto node = store_.get(paths_.assignment(record.id))) {
     if (auto a = decode_thrift<thrift::Assignment>(node->data, "Assignment")) {

@@ -1,6 +1,7 @@
 #include "supervisor/log_viewer.hpp"
 
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -40,7 +41,58 @@ Result<std::optional<std::int64_t>> int_param(const HttpRequest& request, const 
 
 }  // namespace
 
-LogViewer::LogViewer(fs::path workers_dir) : root_(std::move(workers_dir)) {}
+std::string acl_to_json(const security::TopologyAcl& acl) {
+  return nlohmann::json{{"name", acl.name},
+                        {"id", acl.id},
+                        {"owner", acl.owner},
+                        {"users", acl.users},
+                        {"readonly_users", acl.readonly_users},
+                        {"groups", acl.groups},
+                        {"readonly_groups", acl.readonly_groups}}
+      .dump();
+}
+
+Result<security::TopologyAcl> read_acl_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(ErrorCode::kNotFound, "no ACL file " + path.string());
+  try {
+    const auto j = nlohmann::json::parse(in);
+    security::TopologyAcl acl;
+    acl.name = j.at("name").get<std::string>();
+    acl.id = j.at("id").get<std::string>();
+    acl.owner = j.at("owner").get<std::string>();
+    acl.users = j.at("users").get<std::vector<std::string>>();
+    acl.readonly_users = j.at("readonly_users").get<std::vector<std::string>>();
+    acl.groups = j.at("groups").get<std::vector<std::string>>();
+    acl.readonly_groups = j.at("readonly_groups").get<std::vector<std::string>>();
+    return acl;
+  } catch (const nlohmann::json::exception& e) {
+    return Status(ErrorCode::kCorruption, path.string() + " is not a topology ACL: " + e.what());
+  }
+}
+
+LogViewer::LogViewer(fs::path workers_dir, std::shared_ptr<const security::Authorizer> authorizer,
+                     security::PrincipalMapper principals)
+    : root_(std::move(workers_dir)),
+      authorizer_(std::move(authorizer)),
+      principals_(std::move(principals)) {}
+
+Status LogViewer::may_read(const HttpRequest& request, const std::string& folder,
+                           const fs::path& root) const {
+  if (authorizer_ == nullptr || !authorizer_->enabled()) return Status::ok();
+  const std::string user =
+      request.principal.empty() ? std::string() : principals_.to_local(request.principal);
+  auto acl = read_acl_file(root / folder / kAclFile);
+  // Without its ACL a folder belongs to no topology a user may read: admins
+  // and daemons only.
+  security::TopologyAcl unknown;
+  unknown.name = folder;
+  Status s = authorizer_->check(user, security::Operation::kDescribe, acl ? &*acl : &unknown);
+  if (s || !user.empty()) return s;
+  return Status(ErrorCode::kPermissionDenied,
+                "the log viewer serves logs only to a client certificate's user who may "
+                "describe the topology (nimbus.authorizer is on)");
+}
 
 HttpResponse LogViewer::handle(const HttpRequest& request) const {
   if (request.method != "GET" && request.method != "HEAD") {
@@ -51,11 +103,16 @@ HttpResponse LogViewer::handle(const HttpRequest& request) const {
   const fs::path root = fs::weakly_canonical(root_, ec);
   if (request.path == "/api/v1/logs") {
     nlohmann::json files = nlohmann::json::array();
+    std::map<std::string, bool> readable;  // worker folder -> may_read
     if (fs::is_directory(root, ec)) {
       for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
            it.increment(ec)) {
         if (it->is_regular_file(ec) && it->path().extension() == ".log") {
-          files.push_back(fs::relative(it->path(), root, ec).generic_string());
+          const fs::path relative = fs::relative(it->path(), root, ec);
+          const std::string folder = relative.begin()->string();
+          auto [at, added] = readable.try_emplace(folder, false);
+          if (added) at->second = may_read(request, folder, root).is_ok();
+          if (at->second) files.push_back(relative.generic_string());
         }
       }
     }
@@ -82,6 +139,9 @@ HttpResponse LogViewer::handle(const HttpRequest& request) const {
   if (escapes) {
     return HttpResponse::json_error(
         403, "file '" + name + "' is outside the worker log folder " + root.string());
+  }
+  if (Status s = may_read(request, relative.begin()->string(), root); !s) {
+    return HttpResponse::json_error(403, s.message());
   }
   if (!fs::is_regular_file(resolved, ec)) {
     return HttpResponse::json_error(404, "no log file '" + name + "' in " + root.string());

@@ -73,7 +73,20 @@ int main(int argc, char** argv) {
   }
   // The workers' logs over HTTP (logviewer.port; -1: none). A port that cannot
   // be bound is logged, not fatal: the UI then shows no log links for this node.
-  rstorm::supervisor::LogViewer log_viewer(options->local_dir / "workers");
+  // Logs only for those who may describe their topology, when nimbus's ACLs
+  // are on (the same keys in this machine's rstorm.yaml).
+  std::shared_ptr<const rstorm::security::Authorizer> log_authorizer;
+  rstorm::security::PrincipalMapper log_principals;
+  try {
+    log_authorizer = std::make_shared<const rstorm::security::Authorizer>(
+        rstorm::security::Authorizer::options_from_config(*config));
+    log_principals = rstorm::security::PrincipalMapper::from_config(*config);
+  } catch (const rstorm::ConfigError& e) {
+    logger.error("{}", e.what());
+    return 2;
+  }
+  rstorm::supervisor::LogViewer log_viewer(options->local_dir / "workers", log_authorizer,
+                                           log_principals);
   std::unique_ptr<rstorm::http::HttpServer> log_server;
   if (const int port = static_cast<int>(config->get_int("logviewer.port", 8000)); port >= 0) {
     rstorm::http::HttpServerOptions ho;

@@ -2,6 +2,7 @@
 
 #include "common/sha256.hpp"
 #include "common/thrift/codec.hpp"
+#include "supervisor/log_viewer.hpp"
 
 namespace rstorm::supervisor {
 
@@ -122,7 +123,29 @@ Status WorkerLauncher::write_status(const std::string& topology_id, int port, bo
 
 Status WorkerLauncher::update_spec(const wp::WorkerSpec& spec) {
   if (Status s = write_worker_token(spec.topology_id, spec.port); !s) return s;
+  if (Status s = write_acl(spec); !s) return s;
   return wp::write_file_atomically(spec.spec_file(), wp::spec_to_json(spec));
+}
+
+Status WorkerLauncher::write_acl(const wp::WorkerSpec& spec) {
+  security::TopologyAcl acl;
+  acl.name = spec.topology_name;
+  acl.id = spec.topology_id;
+  if (auto it = topology_info_.find(spec.topology_id); it != topology_info_.end()) {
+    acl.owner = it->second.owner;
+  }
+  try {
+    for (auto [key, field] : {std::pair{"topology.users", &acl.users},
+                              {"topology.readonly.users", &acl.readonly_users},
+                              {"topology.groups", &acl.groups},
+                              {"topology.readonly.groups", &acl.readonly_groups}}) {
+      const Config::Entry* entry = spec.config.find(key);
+      if (entry != nullptr && !entry->value.is_null()) *field = spec.config.get_string_list(key);
+    }
+  } catch (const ConfigError& e) {
+    return Status(ErrorCode::kInvalidArgument, e.what());
+  }
+  return wp::write_file_atomically(spec.worker_dir / kAclFile, acl_to_json(acl));
 }
 
 Status WorkerLauncher::write_worker_token(const std::string& topology_id, int port) {
@@ -180,6 +203,7 @@ Result<ProcessId> WorkerLauncher::launch(const wp::WorkerSpec& spec, bool active
   if (Status s = wp::write_file_atomically(spec_path, wp::spec_to_json(spec)); !s) return s;
   if (Status s = write_status(spec.topology_id, spec.port, active); !s) return s;
   if (Status s = write_worker_token(spec.topology_id, spec.port); !s) return s;
+  if (Status s = write_acl(spec); !s) return s;
   return launch_process(options_.worker_binary, {"--spec", spec_path.string()},
                         spec.worker_dir / "worker.log");
 }

@@ -42,6 +42,9 @@ class WorkerLauncher {
   // Replaces the spec of a running worker (atomically) with a newer
   // assignment version; the worker follows it (peers and routes).
   Status update_spec(const worker_process::WorkerSpec& spec);
+  // The worker folder's ACL for the log viewer (kAclFile): the topology's
+  // owner and ACL keys.
+  Status write_acl(const worker_process::WorkerSpec& spec);
   // Writes the desired status file of a running worker.
   Status write_status(const std::string& topology_id, int port, bool active);
   // Forgets the topology's cached name and config (after it left this node).

@@ -347,6 +347,9 @@ struct TopologyInfo {
   // Components its workers run on their producer's threads, as they last
   // reported (topology.fuse.executors): component -> producer.
   9: optional map<string, string> fused,
+  // The submitter's user (secure mode): with topology.users and the like in
+  // `config`, the topology's ACL (a supervisor's log viewer checks it).
+  10: optional string owner,
 }
 
 // Use of one node against its capacity.

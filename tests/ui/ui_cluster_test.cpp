@@ -378,8 +378,8 @@ TEST(UiSecureClusterTest, ActsForTheUserOfTheBrowsersCertificate) {
   const std::string url = cluster->ui_url();
   ASSERT_EQ(url.rfind("https://", 0), 0u) << url;
   const int port = std::stoi(url.substr(url.rfind(':') + 1));
-  const auto as = [&](const std::string& user, const std::string& method,
-                      const std::string& target) {
+  const auto as_at = [&](int at, const std::string& user, const std::string& method,
+                         const std::string& target) {
     metrics::HttpClientOptions client;
     client.https = true;
     client.ca_file = (cluster->tls_dir() / "ca.pem").string();
@@ -390,7 +390,7 @@ TEST(UiSecureClusterTest, ActsForTheUserOfTheBrowsersCertificate) {
     spec.method = method;
     spec.target = target;
     if (method == "POST") spec.headers = {{"X-Requested-By", "ui-test"}};
-    auto r = metrics::http_request("127.0.0.1", port, spec, client);
+    auto r = metrics::http_request("127.0.0.1", at, spec, client);
     Reply out;
     if (!r) {
       out.text = r.status().message();
@@ -401,6 +401,8 @@ TEST(UiSecureClusterTest, ActsForTheUserOfTheBrowsersCertificate) {
     out.body = json::parse(out.text, nullptr, false);
     return out;
   };
+  const auto as = [&](const std::string& user, const std::string& method,
+                      const std::string& target) { return as_at(port, user, method, target); };
 
   // Bob may list, not look into alice's topology, nor stop it.
   Reply list = as("bob", "GET", "/api/v1/topology/summary");
@@ -420,14 +422,28 @@ TEST(UiSecureClusterTest, ActsForTheUserOfTheBrowsersCertificate) {
   Reply mine = as("alice", "GET", "/api/v1/topology/wc");
   EXPECT_EQ(mine.status, 200) << mine.text;
   // The supervisor says its log viewer serves HTTPS, and the links say so.
+  std::string log_link;
+  const std::string log_viewer = "https://127.0.0.1:" + std::to_string(cluster->logviewer_port(0));
   EXPECT_TRUE(eventually([&] {
     Reply t = as("alice", "GET", "/api/v1/topology-workers/" + mine.body.value("id", ""));
     if (t.status != 200 || !t.body.contains("hostPortList") || t.body["hostPortList"].empty())
       return false;
-    const std::string link = t.body["hostPortList"][0].value("workerLogLink", "");
-    return link.rfind("https://127.0.0.1:" + std::to_string(cluster->logviewer_port(0)) + "/log?",
-                      0) == 0;
+    log_link = t.body["hostPortList"][0].value("workerLogLink", "");
+    return log_link.rfind(log_viewer + "/log?", 0) == 0;
   })) << mine.text;
+  // The log behind the link: alice's to read, not bob's (nimbus.authorizer is
+  // on in the supervisor's config too).
+  if (log_link.rfind(log_viewer, 0) == 0) {
+    const std::string target = log_link.substr(log_viewer.size());
+    EXPECT_TRUE(eventually([&] {
+      return as_at(cluster->logviewer_port(0), "alice", "GET", target).status == 200;
+    })) << target;
+    Reply theirs = as_at(cluster->logviewer_port(0), "bob", "GET", target);
+    EXPECT_EQ(theirs.status, 403) << theirs.text;
+    EXPECT_NE(theirs.text.find("user 'bob' may not describe topology 'wc' (owner 'alice')"),
+              std::string::npos)
+        << theirs.text;
+  }
   Reply off = as("alice", "POST", "/api/v1/topology/wc/deactivate");
   EXPECT_EQ(off.status, 200) << off.text;
   EXPECT_TRUE(eventually(

@@ -349,5 +349,84 @@ TEST_F(LogViewerTest, RefusesPathsOutsideTheWorkerLogFolder) {
   EXPECT_NE(r.body.find("parameter 'start'"), std::string::npos) << r.body;
 }
 
+// With nimbus's ACLs on, a log goes only to those who may describe its
+// topology: the owner, topology.readonly.users, admins, daemons.
+TEST_F(LogViewerTest, WithAclsOnServesALogOnlyToWhoMayDescribeItsTopology) {
+  security::Authorizer::Options o;
+  o.enabled = true;
+  o.admins = {"admin"};
+  o.daemon_users = {"ui"};
+  auto authorizer = std::make_shared<const security::Authorizer>(o);
+  security::TopologyAcl acl;
+  acl.name = "wc";
+  acl.id = "wc-1";
+  acl.owner = "alice";
+  acl.readonly_users = {"carol"};
+  std::ofstream(root_ / "workers" / "wc-1-6700" / supervisor::kAclFile)
+      << supervisor::acl_to_json(acl);
+  std::filesystem::create_directories(root_ / "workers" / "old-2-6701");  // no ACL file
+  std::ofstream(root_ / "workers" / "old-2-6701" / "worker.log") << "old";
+  supervisor::LogViewer viewer(root_ / "workers", authorizer);
+  auto as = [&](const std::string& principal, const std::string& path, const std::string& file) {
+    http::HttpRequest r;
+    r.method = "GET";
+    r.path = path;
+    r.principal = principal;
+    if (!file.empty()) r.query = {{"file", file}};
+    return viewer.handle(r);
+  };
+  for (const char* user : {"alice", "carol", "admin", "ui"}) {
+    EXPECT_EQ(as(user, "/api/v1/log", "wc-1-6700/worker.log").status, 200) << user;
+    EXPECT_EQ(as(user, "/log", "wc-1-6700/worker.log").status, 200) << user;
+  }
+  auto r = as("bob", "/api/v1/log", "wc-1-6700/worker.log");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(r.body.find("user 'bob' may not describe topology 'wc' (owner 'alice')"),
+            std::string::npos)
+      << r.body;
+  EXPECT_EQ(r.body.find("0123456789"), std::string::npos);
+  EXPECT_EQ(as("bob", "/log", "wc-1-6700/worker.log").status, 403);
+  // No certificate: refused, saying what is needed.
+  r = as("", "/api/v1/log", "wc-1-6700/worker.log");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(r.body.find("client certificate"), std::string::npos) << r.body;
+  // A folder without its ACL: admins and daemons only.
+  EXPECT_EQ(as("alice", "/api/v1/log", "old-2-6701/worker.log").status, 403);
+  EXPECT_EQ(as("admin", "/api/v1/log", "old-2-6701/worker.log").status, 200);
+  // A file that is not there is refused before it is looked for: no probing.
+  EXPECT_EQ(as("bob", "/api/v1/log", "wc-1-6700/gone.log").status, 403);
+  EXPECT_EQ(as("alice", "/api/v1/log", "wc-1-6700/gone.log").status, 404);
+  // The listing holds only what the user may read.
+  r = as("bob", "/api/v1/logs", "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.find("wc-1-6700"), std::string::npos) << r.body;
+  r = as("alice", "/api/v1/logs", "");
+  EXPECT_NE(r.body.find("wc-1-6700/worker.log"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("old-2-6701"), std::string::npos) << r.body;
+  r = as("admin", "/api/v1/logs", "");
+  EXPECT_NE(r.body.find("old-2-6701/worker.log"), std::string::npos) << r.body;
+}
+
+TEST_F(LogViewerTest, AclFileRoundTripsAndACorruptOneIsNamed) {
+  security::TopologyAcl acl{"wc", "alice", {"bob"}, {"carol"}, {"ops"}, {"dev"}, "wc-1"};
+  const auto path = root_ / "acl.json";
+  std::ofstream(path) << supervisor::acl_to_json(acl);
+  auto read = supervisor::read_acl_file(path);
+  ASSERT_TRUE(read) << read.status().to_string();
+  EXPECT_EQ(read->name, "wc");
+  EXPECT_EQ(read->owner, "alice");
+  EXPECT_EQ(read->users, std::vector<std::string>{"bob"});
+  EXPECT_EQ(read->readonly_users, std::vector<std::string>{"carol"});
+  EXPECT_EQ(read->groups, std::vector<std::string>{"ops"});
+  EXPECT_EQ(read->readonly_groups, std::vector<std::string>{"dev"});
+  EXPECT_EQ(read->id, "wc-1");
+  std::ofstream(path) << "{\"name\": 3}";
+  read = supervisor::read_acl_file(path);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.code(), ErrorCode::kCorruption);
+  EXPECT_NE(read.status().message().find(path.string()), std::string::npos);
+  EXPECT_EQ(supervisor::read_acl_file(root_ / "none.json").code(), ErrorCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace rstorm::ui
