@@ -400,7 +400,29 @@ HttpResponse UiApi::route(const HttpRequest& request) {
   const std::vector<std::string> rest(parts.begin() + 2, parts.end());
   const std::shared_ptr<UiBackend> acting = backend_for(request);
   UiBackend& backend = acting ? *acting : backend_;
-  if (request.method == "GET" || request.method == "HEAD") return get(request, rest, backend);
+  // The actions (POST only): topology/{id}/activate, deactivate,
+  // rebalance[/wait], kill[/wait]. Any other topology path is read (GET).
+  const bool action =
+      rest.size() >= 3 && rest[0] == "topology" &&
+      (rest[2] == "activate" || rest[2] == "deactivate" || rest[2] == "rebalance" ||
+       rest[2] == "kill");
+  const auto wrong_method = [&](const char* allow, const std::string& why) {
+    HttpResponse r = HttpResponse::json_error(405, request.method + " " + request.path + ": " + why);
+    r.headers.emplace_back("Allow", allow);
+    return r;
+  };
+  if (request.method == "GET" || request.method == "HEAD") {
+    if (action) {
+      return wrong_method("POST", "an action takes POST, with the header X-Requested-By");
+    }
+    return get(request, rest, backend);
+  }
+  if (request.method == "POST" && !action && !rest.empty() && rest[0] == "topology") {
+    return wrong_method("GET, HEAD",
+                        "this path is read with GET; the actions are POST "
+                        "/api/v1/topology/{id}/activate, deactivate, rebalance/{wait} and "
+                        "kill/{wait}");
+  }
   if (request.method == "POST") {
     // Cross-site requests: a custom header (a form or a simple fetch from
     // another site cannot send one without a CORS preflight, which this
@@ -422,8 +444,7 @@ HttpResponse UiApi::route(const HttpRequest& request) {
     }
     return post(request, rest, backend);
   }
-  return HttpResponse::json_error(405, request.method + " " + request.path +
-                                           ": the API answers GET and POST");
+  return wrong_method("GET, HEAD, POST", "the API answers GET and POST");
 }
 
 std::optional<WindowStats> UiApi::stats(const thrift::TopologyInfo& info, std::int64_t window_secs) {
@@ -618,12 +639,15 @@ HttpResponse UiApi::get(const HttpRequest& request, const std::vector<std::strin
       json topology_stats = json::array();
       for (std::int64_t each : kWindows) {
         const auto ws = stats(*info, each);
+        // As Storm's: emitted and transferred by every component, acked,
+        // failed and complete latency of the spouts' trees.
         Figures total;
         for (const auto& c : info->structure.components) {
-          if (c.kind != thrift::ComponentKind::SPOUT) continue;
-          const Figures f = component_figures(ws ? &*ws : nullptr, c.id, true);
+          const bool spout = c.kind == thrift::ComponentKind::SPOUT;
+          const Figures f = component_figures(ws ? &*ws : nullptr, c.id, spout);
           total.emitted += f.emitted;
           total.transferred += f.transferred;
+          if (!spout) continue;
           total.acked += f.acked;
           total.failed += f.failed;
           total.complete_latency_ms = std::max(total.complete_latency_ms, f.complete_latency_ms);

@@ -30,6 +30,7 @@ struct Reply {
   int status = 0;
   json body;
   std::string text;
+  std::string allow;  // the Allow header (405)
 };
 
 // One request to rstorm-ui (GET or POST, with headers).
@@ -56,6 +57,7 @@ Reply request(int port, const std::string& method, const std::string& target,
   out.status = static_cast<int>(res.result_int());
   out.text = res.body();
   out.body = json::parse(out.text, nullptr, false);
+  out.allow = std::string(res[bhttp::field::allow]);
   return out;
 }
 
@@ -155,6 +157,20 @@ TEST_F(UiClusterTest, TopologyPageMatchesTheStructureAndCounts) {
     EXPECT_TRUE(b["backpressure"] == "OK" || b["backpressure"] == "LOW" || b["backpressure"] == "HIGH");
   }
   EXPECT_EQ(bolts, (std::set<std::string>{"split", "count", "report"}));
+  // The topology's emitted counts every component's, as Storm's: at least
+  // what its spouts and bolts show for the same window (the counters only
+  // grow; a sample may land between the two sums).
+  double components_emitted = 0;
+  for (const auto& c : r.body["spouts"]) components_emitted += c["emitted"].get<double>();
+  for (const auto& c : r.body["bolts"]) components_emitted += c["emitted"].get<double>();
+  bool compared = false;
+  for (const auto& w : r.body["topologyStats"]) {
+    if (w["window"] != r.body["window"]) continue;
+    compared = true;
+    EXPECT_GE(w["emitted"].get<double>(), components_emitted) << r.text;
+    EXPECT_GT(components_emitted, r.body["spouts"][0]["emitted"].get<double>()) << r.text;
+  }
+  EXPECT_TRUE(compared) << r.text;
 
   r = get("/api/v1/topology/wc/visualization");
   ASSERT_EQ(r.status, 200);
@@ -281,6 +297,15 @@ TEST_F(UiClusterTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(r.status, 404);
   r = request(ui_port_, "DELETE", "/api/v1/topology/wc");
   EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.allow, "GET, HEAD, POST");
+  // An action read with GET, a page posted to: 405 with what the path takes.
+  r = request(ui_port_, "GET", "/api/v1/topology/wc/deactivate");
+  EXPECT_EQ(r.status, 405) << r.text;
+  EXPECT_EQ(r.allow, "POST");
+  EXPECT_NE(r.text.find("an action takes POST"), std::string::npos) << r.text;
+  r = request(ui_port_, "POST", "/api/v1/topology/wc", {{"X-Requested-By", "x"}});
+  EXPECT_EQ(r.status, 405) << r.text;
+  EXPECT_EQ(r.allow, "GET, HEAD");
   r = post("/api/v1/topology/wc/rebalance/0", "{not json");
   EXPECT_EQ(r.status, 400);
   r = post("/api/v1/topology/wc/rebalance/0", R"({"rebalanceOptions": {"executors": {"split": 0}}})");
