@@ -52,6 +52,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/conf/defaults.yaml ${PROJECT_SOURCE_DIR}/con
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/prometheus ${PROJECT_SOURCE_DIR}/conf/grafana
         DESTINATION ${RSTORM_SHARE_DIR} COMPONENT runtime)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/word_count ${PROJECT_SOURCE_DIR}/examples/exclamation
+                  ${PROJECT_SOURCE_DIR}/examples/top_words
         DESTINATION ${RSTORM_SHARE_DIR}/examples COMPONENT dev)
 
 include(RstormPackage)

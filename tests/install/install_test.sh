@@ -6,7 +6,9 @@
 #  2. `rstorm new-topology demo`, configured with find_package(rstorm) against
 #     the moved prefix, built, its ctest run (GoogleTest of the bolts and a
 #     `rstorm local` run).
-#  3. The installed `rstorm local` runs the starter library: exact sums.
+#  3. The installed `rstorm local` runs the starter library: exact sums; an
+#     installed example (share/rstorm/examples/word_count) builds on its own
+#     against the prefix and runs.
 #  4. The installed `rstorm dev-cluster` runs it: every number acked.
 #  5. Bad input: find_package(rstorm 0.99), RSTORM_CONF_DIR without an
 #     rstorm.yaml (exit 2), project names that cannot build (a C++ keyword, a
@@ -41,7 +43,7 @@ lib=$(dirname "$(find "$p" -name 'librstorm-api.so.*' -type f | head -n 1)")
 for f in bin/rstorm bin/rstorm-nimbus bin/rstorm-supervisor bin/rstorm-worker include/rstorm/rstorm.hpp include/rstorm/testing.hpp \
          etc/rstorm/rstorm.yaml share/rstorm/defaults.yaml share/rstorm/rstorm.yaml.example \
          share/rstorm/grafana/rstorm-dashboard.json share/rstorm/prometheus/prometheus.yml \
-         share/rstorm/examples/word_count/word_count.cpp; do
+         share/rstorm/examples/word_count/word_count.cpp share/rstorm/examples/top_words/top_words.cpp; do
   [ -e "$p/$f" ] || fail "the install has no $f"
 done
 for f in rstormConfig.cmake rstormConfigVersion.cmake rstormTargets.cmake RstormTopology.cmake; do
@@ -81,6 +83,14 @@ grep -q "demo: odd sum 25000000$" <<<"$out" && grep -q "demo: even sum 25005000$
   { echo "$out"; fail "rstorm local: the sums are not 25000000 (odd) and 25005000 (even)"; }
 grep -Eq "numbers +emitted +10000 .*acked +10000 +failed +0 " <<<"$out" || { echo "$out"; fail "rstorm local: not 10000 acked"; }
 ok "installed rstorm local: 10000 numbers acked, odd sum 25000000, even sum 25005000"
+
+# 3b. An installed example builds as a project of its own and runs.
+cmake -S "$p/share/rstorm/examples/word_count" -B "$tmp/wc" "${gen[@]}" -DCMAKE_PREFIX_PATH="$p" >"$tmp/wc-configure.log" 2>&1 ||
+  { cat "$tmp/wc-configure.log"; fail "configuring the installed word_count example"; }
+cmake --build "$tmp/wc" --target word_count -j 2 >"$tmp/wc-build.log" 2>&1 || { cat "$tmp/wc-build.log"; fail "building the installed word_count example"; }
+out=$(cd / && "$p/bin/rstorm" local "$tmp/wc/libword_count.so" --duration 2 2>&1) || { echo "$out"; fail "rstorm local on the installed word_count example"; }
+grep -Eq "sentences +emitted +[1-9][0-9]* " <<<"$out" || { echo "$out"; fail "the installed word_count example emitted no sentence"; }
+ok "installed example share/rstorm/examples/word_count: built against the prefix, ran: $(grep -E 'sentences +emitted' <<<"$out" | head -n 1 | tr -s ' ')"
 
 # 4. The installed dev cluster runs the starter library.
 if command -v java >/dev/null && [ -e /usr/share/java/zookeeper.jar ]; then
