@@ -564,6 +564,7 @@ Status DevCluster::start_all() {
     auto metrics_port = port_for(p.name + " metrics");
     if (!metrics_port) return metrics_port.status();
     p.args.insert(p.args.end(), {"-c", "supervisor.metrics.port=" + std::to_string(*metrics_port)});
+    supervisor_metrics_ports_.push_back(*metrics_port);
     auto logviewer_port = port_for(p.name + " logviewer");
     if (!logviewer_port) return logviewer_port.status();
     p.args.insert(p.args.end(), {"-c", "logviewer.port=" + std::to_string(*logviewer_port)});
@@ -849,13 +850,22 @@ void DevCluster::describe(std::ostream& out) const {
   }
   for (std::size_t i = 0; i < nimbuses_.size(); ++i) {
     out << "  " << nimbuses_[i].name << "    127.0.0.1:" << nimbus_ports_[i] << "  pid "
-        << nimbuses_[i].process.pid << "  log " << nimbuses_[i].log.string() << "\n";
+        << nimbuses_[i].process.pid << "  log " << nimbuses_[i].log.string();
+    if (i < nimbus_metrics_ports_.size()) out << "  /metrics :" << nimbus_metrics_ports_[i];
+    out << "\n";
   }
   for (std::size_t i = 0; i < supervisors_.size(); ++i) {
     const int index = static_cast<int>(i);
     out << "  " << supervisors_[i].name << "  rack r" << (index % options_.racks + 1)
         << "  slots " << join(supervisor_ports_[i]) << "  pid " << supervisors_[i].process.pid
-        << "  log " << supervisors_[i].log.string() << "\n";
+        << "  log " << supervisors_[i].log.string();
+    if (i < supervisor_metrics_ports_.size()) out << "  /metrics :" << supervisor_metrics_ports_[i];
+    if (i < logviewer_ports_.size()) out << "  logs :" << logviewer_ports_[i];
+    out << "\n";
+  }
+  if (!supervisors_.empty()) {
+    out << "  each worker serves /metrics on its slot port + " << worker_metrics_offset()
+        << " (worker.metrics.port.offset)\n";
   }
   if (share_memory_mb_ > 0 || share_cpu_ > 0) {
     out << "  each supervisor offers its share of this machine:";

@@ -197,6 +197,7 @@ class DevCluster {
   std::int64_t share_cpu_ = 0;
   std::vector<int> nimbus_metrics_ports_;
   std::vector<int> logviewer_ports_;
+  std::vector<int> supervisor_metrics_ports_;
   std::unique_ptr<DevProcess> ui_;  // null without options.ui
   int ui_port_ = 0;
   std::map<std::string, int> remembered_ports_;  // port_for's, from ports.json

@@ -163,6 +163,10 @@ TEST(ClusterMetrics, PrometheusFindsEveryDaemonAndEveryDashboardQueryHasData) {
                 p, "sum(rstorm_tuples_emitted_total{topology=\"wc-local\",component=\"sentences\"})",
                 1000),
             std::optional<double>(1000));
+  EXPECT_EQ(poll_until_equals(
+                p, "count(rstorm_process_resident_memory_bytes{role=\"local\",topology=\"wc-local\"})",
+                1),
+            std::optional<double>(1));
   EXPECT_EQ(poll_until_equals(p, "sum(rstorm_tuples_acked_total{topology=\"wc-local\"," 
                                  "component=\"sentences\"})", 1000),
             std::optional<double>(1000));

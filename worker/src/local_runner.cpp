@@ -152,7 +152,9 @@ api::Status run_local(const LocalRunOptions& options, std::ostream& out, Topolog
   RuntimeMetrics runtime_metrics(registry, name, [&rt](const ExecutorVisitor& visit) {
     for (const auto& e : rt.executors()) visit(*e);
   });
-  metrics::CollectorHandle process_metrics = metrics::add_process_metrics(registry);
+  // Labelled as a worker's are: local mode is one worker of the topology.
+  metrics::CollectorHandle process_metrics =
+      metrics::add_process_metrics(registry, {{"role", "local"}, {"topology", name}});
   if (metrics_server) {
     out << "rstorm local: metrics at " << metrics_server->url() << std::endl;
     if (options.on_metrics_ready) options.on_metrics_ready(metrics_server->target());
