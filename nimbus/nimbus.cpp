@@ -483,15 +483,20 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
   auto loaded = load(record);
   if (!loaded) return loaded.status();
   if (options.__isset.num_workers && options.num_workers < 1) {
-    return Status(ErrorCode::kInvalidArgument, "rebalance: -n must be at least 1");
+    return Status(ErrorCode::kInvalidArgument,
+                  "cannot rebalance topology '" + name + "' to " +
+                      std::to_string(options.num_workers) +
+                      " workers (rebalance -n, numWorkers): at least 1");
   }
   if (options.__isset.num_workers &&
       loaded->request.strategy != scheduler::Strategy::kRoundRobin) {
     return Status(ErrorCode::kInvalidArgument,
-                  "rebalance -n " + std::to_string(options.num_workers) + ": topology '" + name +
-                      "' is placed by the resource-aware scheduler, which packs executors into "
-                      "workers by their memory (topology.worker.max.heap.size.mb), so -n has no "
-                      "effect and nothing was changed; change executors with -e, or submit with "
+                  "cannot rebalance topology '" + name + "' to " +
+                      std::to_string(options.num_workers) +
+                      " workers (rebalance -n, numWorkers): it is placed by the resource-aware "
+                      "scheduler, which packs executors into workers by their memory "
+                      "(topology.worker.max.heap.size.mb), so nothing was changed; change its "
+                      "executors (rebalance -e, executors), or submit it with "
                       "topology.scheduler.strategy=round-robin to choose the number of workers");
   }
   if (options.__isset.num_executors) {
@@ -632,7 +637,9 @@ Status Nimbus::supervisor_heartbeat(const thrift::SupervisorHeartbeat& heartbeat
   for (const auto& w : heartbeat.workers) {
     const SlotKey key{w.topology_id, w.slot.node_id, w.slot.port};
     worker_beats_[key] = t;
-    worker_first_beat_.try_emplace(key, t);
+    // From the worker's own uptime: a worker restarted in place (a crash,
+    // a rebalance) starts its executors' uptime again.
+    worker_started_[key] = t - std::max<std::int64_t>(0, w.uptime_secs) * 1000;
     if (w.__isset.stall) {
       worker_stalls_[key] = {w.stall, t};
     } else {

@@ -327,7 +327,7 @@ class Nimbus {
       supervisor_failures_;
   std::map<std::string, std::set<std::string>> error_nodes_;         // written; guarded by mutex_
   std::map<SlotKey, std::int64_t> slot_since_;                      // guarded by mutex_
-  std::map<SlotKey, std::int64_t> worker_first_beat_;               // guarded by mutex_
+  std::map<SlotKey, std::int64_t> worker_started_;  // its process's start; guarded by mutex_
   std::set<std::string> heartbeating_supervisors_;                  // guarded by mutex_
   // When the waits of kills and rebalances end (the records keep them): the
   // monitor wakes then.

@@ -537,8 +537,8 @@ void Nimbus::leader_round() {
   for (auto it = slot_since_.begin(); it != slot_since_.end();) {
     it = assigned_slots.count(it->first) ? std::next(it) : slot_since_.erase(it);
   }
-  for (auto it = worker_first_beat_.begin(); it != worker_first_beat_.end();) {
-    it = assigned_slots.count(it->first) ? std::next(it) : worker_first_beat_.erase(it);
+  for (auto it = worker_started_.begin(); it != worker_started_.end();) {
+    it = assigned_slots.count(it->first) ? std::next(it) : worker_started_.erase(it);
   }
 }
 

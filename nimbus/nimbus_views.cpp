@@ -245,8 +245,8 @@ std::int64_t Nimbus::executor_uptime(const std::string& topology_id, const thrif
                                      std::int64_t assigned_ms) {
   const std::int64_t t = now();
   std::lock_guard lock(mutex_);
-  auto it = worker_first_beat_.find(SlotKey{topology_id, slot.node_id, slot.port});
-  if (it != worker_first_beat_.end()) return std::max<std::int64_t>(0, (t - it->second) / 1000);
+  auto it = worker_started_.find(SlotKey{topology_id, slot.node_id, slot.port});
+  if (it != worker_started_.end()) return std::max<std::int64_t>(0, (t - it->second) / 1000);
   if (heartbeating_supervisors_.count(slot.node_id)) return -1;
   return std::max<std::int64_t>(0, (t - assigned_ms) / 1000);
 }

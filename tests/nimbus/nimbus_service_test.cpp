@@ -338,6 +338,45 @@ TEST_F(NimbusServiceTest, SubmitWaitWaitsForWorkerHeartbeatsWhereSupervisorsRepo
   EXPECT_TRUE(running) << running.to_string();
 }
 
+// An executor's uptime is its worker process's: a worker restarted in place
+// (a crash, a rebalance that changes its executors) starts again from 0.
+TEST_F(NimbusServiceTest, ExecutorUptimeFollowsItsWorkersRestarts) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto id = submit("wc");
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  const thrift::Assignment assigned = *assignment(*id);
+  auto beat = [&](std::int64_t uptime_secs) {
+    thrift::SupervisorHeartbeat hb;
+    hb.info = supervisor_info("sup-1", "r1");
+    std::set<std::pair<std::string, int>> workers;
+    for (const auto& e : assigned.executors) workers.insert({e.slot.node_id, e.slot.port});
+    for (const auto& [node, port] : workers) {
+      thrift::WorkerHeartbeat w;
+      w.topology_id = *id;
+      w.slot.node_id = node;
+      w.slot.port = port;
+      w.uptime_secs = uptime_secs;
+      hb.workers.push_back(w);
+    }
+    return client_->supervisor_heartbeat(hb);
+  };
+  auto uptimes = [&] {
+    std::vector<std::int64_t> out;
+    auto info = client_->topology_info(*id);
+    if (info) {
+      for (const auto& e : info->executors) out.push_back(e.uptime_secs);
+    }
+    return out;
+  };
+  ASSERT_TRUE(beat(3600));
+  for (std::int64_t u : uptimes()) EXPECT_GE(u, 3600);
+  ASSERT_TRUE(beat(2));  // restarted
+  const auto after = uptimes();
+  ASSERT_FALSE(after.empty());
+  for (std::int64_t u : after) EXPECT_LT(u, 3600);
+}
+
 TEST_F(NimbusServiceTest, UnknownComponentInInputIsRejected) {
   auto s = word_count_structure();
   s.components[0].inputs[0].component = "splitter";
