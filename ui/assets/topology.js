@@ -601,6 +601,15 @@
 
   let placementSig = null;
   let nodeHosts = new Map();
+  // A node as the traffic names it: its host, or its id where nodes share a
+  // host (several supervisors on one machine, as in a dev cluster).
+  function nodeLabel(id) {
+    const host = nodeHosts.get(id);
+    if (!host) return id;
+    let same = 0;
+    for (const h of nodeHosts.values()) if (h === host) same++;
+    return same > 1 ? id : host;
+  }
   let lastTraffic = [];
   const map = $('placement-map');
 
@@ -724,13 +733,13 @@
       const cx = (a.x + b.x) / 2;
       const cy = 2 * peak - (a.y + b.y) / 2;
       const w = 1.5 + 6 * Math.sqrt(RS.num(t.tuples) / maxT);
-      const label = (nodeHosts.get(t.from) || t.from) + ' → ' + (nodeHosts.get(t.to) || t.to) + ': ' +
+      const label = nodeLabel(t.from) + ' → ' + nodeLabel(t.to) + ': ' +
                     RS.int(t.tuples) + ' tuples';
       overlay.appendChild(svg('path', {d: 'M' + a.x + ',' + a.y + ' Q' + cx + ',' + cy + ' ' + b.x + ',' + (b.y - 2),
                                        'stroke-width': w.toFixed(2), 'marker-end': 'url(#traffic-arrow)'},
                               svg('title', {text: label})));
       overlay.appendChild(svg('text', {x: cx, y: peak - 5, 'text-anchor': 'middle',
-                                       text: (nodeHosts.get(t.from) || t.from) + ' → ' + (nodeHosts.get(t.to) || t.to) +
+                                       text: nodeLabel(t.from) + ' → ' + nodeLabel(t.to) +
                                              ' ' + shortCount(t.tuples)}));
     }
   }
@@ -790,8 +799,8 @@
       rowClass: 'traffic-row',
       empty: 'No tuples crossed between nodes',
       cells: (t) => [
-        {text: nodeHosts.get(t.from) || t.from, title: t.from},
-        {text: nodeHosts.get(t.to) || t.to, title: t.to},
+        {text: nodeLabel(t.from), title: t.from + ' (' + (nodeHosts.get(t.from) || '?') + ')'},
+        {text: nodeLabel(t.to), title: t.to + ' (' + (nodeHosts.get(t.to) || '?') + ')'},
         n(RS.int(t.tuples)),
         {node: () => RS.bar(total, [{value: t.tuples, cls: 'used'}], RS.pct(total ? 100 * RS.num(t.tuples) / total : 0, 0)),
          sig: t.tuples + '/' + total, cls: 'bar-cell'},
