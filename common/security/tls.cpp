@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <thrift/transport/TSSLSocket.h>
 
 #include <filesystem>
@@ -109,12 +110,6 @@ class PeerSocketFactory final : public TSSLSocketFactory {
   }
 };
 
-class ClientSocketFactory final : public TSSLSocketFactory {
- public:
-  ClientSocketFactory() : TSSLSocketFactory(apache::thrift::transport::SSLTLS) {}
-  SSL_CTX* context() { return ctx_->get(); }
-};
-
 std::string openssl_errors() {
   std::string out;
   while (unsigned long e = ERR_get_error()) {
@@ -124,6 +119,58 @@ std::string openssl_errors() {
   }
   return out;
 }
+
+// A client socket that tells a refusal of its own certificate from a server
+// certificate it cannot authorize. With TLS 1.3 the server checks the
+// client's certificate after the client's side of the handshake has ended;
+// when its refusal (an alert, then the connection closed) wins the race
+// with Thrift's check of the server, that check fails for want of the
+// peer's address and said "cannot authorize peer", blaming the server's
+// certificate.
+class ClientSslSocket final : public TSSLSocket {
+ public:
+  ClientSslSocket(std::shared_ptr<SSLContext> ctx, const std::string& host, int port)
+      : TSSLSocket(std::move(ctx), host, port) {}
+
+ protected:
+  void authorize() override {
+    try {
+      TSSLSocket::authorize();
+    } catch (const TSSLException&) {
+      sockaddr_storage address{};
+      socklen_t size = sizeof address;
+      if (::getpeername(socket_, reinterpret_cast<sockaddr*>(&address), &size) == 0) throw;
+      // The server is gone: its alert, when one came, says why.
+      ERR_clear_error();
+      char byte = 0;
+      const int peeked = SSL_peek(ssl_, &byte, 1);
+      std::string alert;
+      while (unsigned long e = peeked <= 0 ? ERR_get_error() : 0) {
+        const char* reason = ERR_reason_error_string(e);
+        alert += (alert.empty() ? "" : "; ") + std::string(reason ? reason : "unknown");
+      }
+      throw TSSLException(
+          alert.empty() ? std::string("the server closed the connection (reset by peer) right "
+                                      "after the TLS handshake")
+                        : "SSL_read: " + alert);
+    }
+  }
+};
+
+class ClientSocketFactory final : public TSSLSocketFactory {
+ public:
+  ClientSocketFactory() : TSSLSocketFactory(apache::thrift::transport::SSLTLS) {}
+  SSL_CTX* context() { return ctx_->get(); }
+
+  // As the base's (a client socket checking the server's name), of the
+  // class above.
+  std::shared_ptr<TSSLSocket> createSocket(const std::string& host, int port) override {
+    auto ssl = std::make_shared<ClientSslSocket>(ctx_, host, port);
+    ssl->server(false);
+    ssl->access(std::make_shared<apache::thrift::transport::DefaultClientAccessManager>());
+    return ssl;
+  }
+};
 
 // OpenSSL writes to the socket with write(2): a peer that closed first would
 // kill the process with SIGPIPE instead of failing the write. A process that

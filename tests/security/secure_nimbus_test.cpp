@@ -195,23 +195,30 @@ TEST_F(SecureNimbusTest, TlsClientOnThePlaintextPortIsToldItDoesNotSpeakTls) {
       << client.status().message();
 }
 
+// The refusal names the client's certificate, never the server's: with TLS
+// 1.3 the server's refusal races the client's own check of the server, which
+// once blamed the server's certificate about a third of the time (so, many
+// tries).
 TEST_F(SecureNimbusTest, CertificateFromAnotherCaIsRefused) {
   NimbusClient::Options o;
   o.seeds = {{"127.0.0.1", server_->tls_port()}};
   o.timeout = std::chrono::milliseconds(10000);
   o.tls = TlsFiles{path("forged.pem"), path("forged-key.pem"), path("ca.pem")};
-  auto client = NimbusClient::connect(o);
-  if (client) {
-    // TLS 1.3: the client's side of the handshake may end before the server
-    // has checked its certificate; the refusal then comes with the first call.
-    auto list = (*client)->cluster_info();
-    ASSERT_FALSE(list);
-    EXPECT_NE(list.status().message().find("certificate"), std::string::npos)
-        << list.status().message();
-    return;
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    std::string message;
+    auto client = NimbusClient::connect(o);
+    if (client) {
+      // The client's side of the handshake may end before the server has
+      // checked its certificate; the refusal then comes with the first call.
+      auto list = (*client)->cluster_info();
+      ASSERT_FALSE(list);
+      message = list.status().message();
+    } else {
+      message = client.status().message();
+    }
+    EXPECT_NE(message.find("client's certificate"), std::string::npos) << attempt << ": " << message;
+    EXPECT_EQ(message.find("server's certificate"), std::string::npos) << attempt << ": " << message;
   }
-  EXPECT_NE(client.status().message().find("certificate"), std::string::npos)
-      << client.status().message();
 }
 
 TEST_F(SecureNimbusTest, ServerWhoseCertificateIsNotFromTheClientsCaIsRefused) {
