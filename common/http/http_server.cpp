@@ -11,6 +11,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <nlohmann/json.hpp>
@@ -183,16 +184,25 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void run() {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
+      // A plaintext request on the HTTPS port is told so, not dropped.
       beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
-      stream_.async_handshake(
-          ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
-            if (ec) {
-              self->logger_.info("{}: TLS handshake with {} failed: {}", self->options_.name,
-                                 self->peer_, ec.message());
-              return self->close();
-            }
-            self->principal_ = certificate_principal(self->stream_.native_handle());
-            self->read();
+      beast::async_detect_ssl(
+          stream_.next_layer(), buffer_,
+          [self = this->shared_from_this()](beast::error_code ec, bool tls) {
+            if (ec) return self->close();
+            if (!tls) return self->refuse_plaintext();
+            self->stream_.async_handshake(
+                ssl::stream_base::server, self->buffer_.data(),
+                [self](beast::error_code ec, std::size_t used) {
+                  if (ec) {
+                    self->logger_.info("{}: TLS handshake with {} failed: {}",
+                                       self->options_.name, self->peer_, ec.message());
+                    return self->close();
+                  }
+                  self->buffer_.consume(used);
+                  self->principal_ = certificate_principal(self->stream_.native_handle());
+                  self->read();
+                });
           });
     } else {
       read();
@@ -257,6 +267,25 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
           if (ec || !keep) return self->close();
           self->read();
         });
+  }
+
+  // HTTPS port, plaintext request: a 400 in plain HTTP saying to use
+  // https://, then the connection closed.
+  void refuse_plaintext() {
+    auto res = std::make_shared<BeastResponse>(bhttp::status::bad_request, 11);
+    res->set(bhttp::field::server, "rstorm");
+    res->set(bhttp::field::content_type, "application/json");
+    res->body() = HttpResponse::json_error(
+                      400, options_.name + " speaks HTTPS on this port: use https://")
+                      .body;
+    res->keep_alive(false);
+    res->prepare_payload();
+    logger_.info("{}: a plaintext request from {} on the HTTPS port, told to use https://",
+                 options_.name, peer_);
+    bhttp::async_write(stream_.next_layer(), *res,
+                       [self = this->shared_from_this(), res](beast::error_code, std::size_t) {
+                         self->close();
+                       });
   }
 
   void close() {

@@ -259,8 +259,13 @@ TEST_F(HttpsServerTest, ClientWithoutACertificateOrWithAnotherCasIsServedNothing
   EXPECT_FALSE(none.ok());
   auto forged = metrics::http_get("127.0.0.1", server_->port(), "/", client("forged"));
   EXPECT_FALSE(forged.ok());
+  // Plain HTTP: a 400 that says to use https://, not a dropped connection.
   auto plain = metrics::http_get("127.0.0.1", server_->port(), "/");
-  EXPECT_FALSE(plain.ok() && plain->status == 200);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->status, 400);
+  EXPECT_NE(plain->body.find("rstorm-ui speaks HTTPS on this port: use https://"),
+            std::string::npos)
+      << plain->body;
   // Still serving the right client.
   auto r = metrics::http_get("127.0.0.1", server_->port(), "/", client("alice"));
   ASSERT_TRUE(r.ok()) << r.status().message();
