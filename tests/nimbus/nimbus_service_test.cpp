@@ -307,6 +307,25 @@ TEST_F(NimbusServiceTest, DeadWorkerHeartbeatReschedulesOnlyItsExecutors) {
   }
 }
 
+// A heartbeat of every worker `assigned` places topology `id` in, each up
+// for `uptime_secs`.
+std::vector<thrift::WorkerHeartbeat> worker_beats(const std::string& id,
+                                                  const thrift::Assignment& assigned,
+                                                  std::int64_t uptime_secs = 0) {
+  std::set<std::pair<std::string, int>> workers;
+  for (const auto& e : assigned.executors) workers.insert({e.slot.node_id, e.slot.port});
+  std::vector<thrift::WorkerHeartbeat> out;
+  for (const auto& [node, port] : workers) {
+    thrift::WorkerHeartbeat w;
+    w.topology_id = id;
+    w.slot.node_id = node;
+    w.slot.port = port;
+    w.uptime_secs = uptime_secs;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 TEST_F(NimbusServiceTest, SubmitWaitWaitsForWorkerHeartbeatsWhereSupervisorsReportThem) {
   auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
   auto id = submit("wc");
@@ -323,16 +342,7 @@ TEST_F(NimbusServiceTest, SubmitWaitWaitsForWorkerHeartbeatsWhereSupervisorsRepo
             std::string::npos)
       << waiting.message();
   // Now it reports every assigned worker.
-  std::set<std::pair<std::string, int>> workers;
-  const thrift::Assignment assigned = *assignment(*id);
-  for (const auto& e : assigned.executors) workers.insert({e.slot.node_id, e.slot.port});
-  for (const auto& [node, port] : workers) {
-    thrift::WorkerHeartbeat w;
-    w.topology_id = *id;
-    w.slot.node_id = node;
-    w.slot.port = port;
-    hb.workers.push_back(w);
-  }
+  hb.workers = worker_beats(*id, *assignment(*id));
   ASSERT_TRUE(client_->supervisor_heartbeat(hb));
   Status running = wait_until_running(*client_, *id, std::chrono::seconds(60));
   EXPECT_TRUE(running) << running.to_string();
@@ -349,16 +359,7 @@ TEST_F(NimbusServiceTest, ExecutorUptimeFollowsItsWorkersRestarts) {
   auto beat = [&](std::int64_t uptime_secs) {
     thrift::SupervisorHeartbeat hb;
     hb.info = supervisor_info("sup-1", "r1");
-    std::set<std::pair<std::string, int>> workers;
-    for (const auto& e : assigned.executors) workers.insert({e.slot.node_id, e.slot.port});
-    for (const auto& [node, port] : workers) {
-      thrift::WorkerHeartbeat w;
-      w.topology_id = *id;
-      w.slot.node_id = node;
-      w.slot.port = port;
-      w.uptime_secs = uptime_secs;
-      hb.workers.push_back(w);
-    }
+    hb.workers = worker_beats(*id, assigned, uptime_secs);
     return client_->supervisor_heartbeat(hb);
   };
   auto uptimes = [&] {
