@@ -23,6 +23,9 @@ struct NimbusClient::Connection {
   std::shared_ptr<apache::thrift::transport::TSSLSocketFactory> tls;  // outlives the socket
   std::shared_ptr<TFramedTransport> transport;
   std::unique_ptr<thrift::NimbusClient> client;
+  // A call on it was answered: a later failure is the connection's end, not
+  // a mismatch of TLS or address.
+  bool answered = false;
   ~Connection() {
     try {
       if (transport) transport->close();
@@ -248,6 +251,7 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
       try {
         transport_failed_ = false;
         call(*connection_->client);
+        connection_->answered = true;
         return Status::ok();
       } catch (const thrift::NotFoundException& e) {
         return Status(ErrorCode::kNotFound, e.msg);
@@ -285,6 +289,7 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
         // The connection is in an unknown state; the next call reconnects.
         transport_failed_ = true;
         const NimbusAddress at = connection_->address;
+        const bool answered = connection_->answered;
         // The same nimbus first; when it is gone (a failover), the first
         // other seed that answers (a mutating call is then sent on to the
         // leader it names).
@@ -301,9 +306,12 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
             }
           }
         }
-        return Status(
-            ErrorCode::kUnavailable,
-            std::string(what) + ": " + unreachable_message({at}, e.what(), tls_ != nullptr));
+        return Status(ErrorCode::kUnavailable,
+                      std::string(what) + ": " +
+                          (answered ? "the connection to nimbus at " + at.to_string() +
+                                          ", which had answered, ended during the call (" +
+                                          e.what() + "); the next call connects again"
+                                    : unreachable_message({at}, e.what(), tls_ != nullptr)));
       }
     }
     if (leaderless_retries > 0 && *redirect == address()) {

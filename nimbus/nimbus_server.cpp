@@ -425,6 +425,22 @@ class ReadySignal final : public apache::thrift::server::TServerEventHandler {
 
 namespace {
 
+// Thrift counts every byte a transport reads against its message size
+// limit and restores the allowance only on flush(). A server connection's
+// input transport never flushes (its replies go out through another), so a
+// long-lived connection (a worker uploading checkpoint parts) was closed
+// once it had read 100 MiB in all. The allowance is restored after each
+// message read, which limits each message, as intended, not the connection.
+class MessageFramedTransport final : public apache::thrift::transport::TFramedTransport {
+ public:
+  using TFramedTransport::TFramedTransport;
+  uint32_t readEnd() override {
+    const uint32_t read = TFramedTransport::readEnd();
+    resetConsumedMessageSize();
+    return read;
+  }
+};
+
 class FramedTransportFactory final : public apache::thrift::transport::TTransportFactory {
  public:
   explicit FramedTransportFactory(int max_frame_bytes)
@@ -433,7 +449,7 @@ class FramedTransportFactory final : public apache::thrift::transport::TTranspor
             max_frame_bytes)) {}
   std::shared_ptr<apache::thrift::transport::TTransport> getTransport(
       std::shared_ptr<apache::thrift::transport::TTransport> transport) override {
-    return std::make_shared<apache::thrift::transport::TFramedTransport>(std::move(transport), config_);
+    return std::make_shared<MessageFramedTransport>(std::move(transport), config_);
   }
 
  private:

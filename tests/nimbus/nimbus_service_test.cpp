@@ -465,6 +465,38 @@ TEST_F(NimbusServiceTest, TruncatedUploadIsRejected) {
   EXPECT_FALSE(blobs_->info("code-y"));
 }
 
+// One connection carries any number of bytes: Thrift counted every byte a
+// server connection read against its 100 MiB message limit and closed the
+// connection past it (a worker's checkpoint uploads failed every ~100 MB).
+// Then each blob downloads whole over the same connection.
+TEST_F(NimbusServiceTest, OneConnectionUploadsAndDownloadsWellPast100MiB) {
+  const std::string bytes(40 << 20, 'x');
+  for (const char* key : {"big-1", "big-2", "big-3", "big-4"}) {
+    auto up = client_->upload_blob(key, bytes);
+    ASSERT_TRUE(up) << key << ": " << up.status().to_string();
+    EXPECT_EQ(up->size, static_cast<std::int64_t>(bytes.size()));
+  }
+  for (const char* key : {"big-1", "big-2", "big-3", "big-4"}) {
+    auto down = client_->download_blob(key);
+    ASSERT_TRUE(down) << key << ": " << down.status().to_string();
+    EXPECT_EQ(down->size(), bytes.size());
+  }
+}
+
+// A connection that had answered and then ends is said to have ended, not
+// blamed on TLS or the address (the advice for a first connection).
+TEST_F(NimbusServiceTest, AConnectionThatEndsAfterAnsweringIsSaidToHaveEnded) {
+  ASSERT_TRUE(client_->cluster_info());
+  server_->stop();
+  auto after = client_->cluster_info();
+  ASSERT_FALSE(after);
+  EXPECT_EQ(after.code(), ErrorCode::kUnavailable);
+  EXPECT_NE(after.status().message().find("which had answered, ended during the call"),
+            std::string::npos)
+      << after.status().message();
+  EXPECT_EQ(after.status().message().find("TLS"), std::string::npos) << after.status().message();
+}
+
 TEST_F(NimbusServiceTest, MissingCodeBlobIsRejected) {
   auto id = client_->submit_topology("wc", word_count_structure(), config(), "never-uploaded");
   ASSERT_FALSE(id);
