@@ -2,6 +2,7 @@
 // its context, and the rest of the topology is unaffected.
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <sstream>
 
 #include "test_helpers.hpp"
@@ -63,6 +64,20 @@ TEST(BoltException, ThrowingBoltFailsInputCountsErrorAndOthersCarryOn) {
   EXPECT_NE(log.all().find("[topology=errs component=thrower task=3] execute threw: bad input"),
             std::string::npos)
       << log.all();
+  // At most one error a second is logged; the log accounts for the others,
+  // also when the burst ends with no error after it.
+  const std::string text = log.all();
+  std::size_t accounted = 0;
+  for (std::size_t at = text.find("execute threw: bad input"); at != std::string::npos;
+       at = text.find("execute threw: bad input", at + 1)) {
+    ++accounted;
+  }
+  static const std::regex kHeldBack("(\\d+) more errors? (in the last second )?not logged");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kHeldBack);
+       it != std::sregex_iterator(); ++it) {
+    accounted += std::stoul((*it)[1].str());
+  }
+  EXPECT_EQ(accounted, 10u) << text;
 }
 
 TEST(BoltException, EmitOnUndeclaredStreamFailsInputNamingStream) {

@@ -277,6 +277,10 @@ std::vector<TaskId> SlotRuntime::local_tasks() const {
   return out;
 }
 
+void SlotRuntime::log_errors_not_logged() {
+  for (const auto& ex : runtime_->executors()) ex->log_errors_not_logged();
+}
+
 std::vector<HeartbeatError> SlotRuntime::recent_errors() const {
   std::vector<HeartbeatError> out;
   for (const auto& ex : runtime_->executors()) {

@@ -123,6 +123,8 @@ class SlotRuntime {
   TopologyStats stats() const { return runtime_->stats(); }
   // The last few errors of each executor run here. Any thread.
   std::vector<HeartbeatError> recent_errors() const;
+  // Executor::log_errors_not_logged of each executor (the heartbeat's).
+  void log_errors_not_logged();
   // The executors run here, as (component, first task, last task) of the
   // assignment; ackers as -1, -2, ... as nimbus lists them.
   const std::vector<SpecExecutor>& own_executors() const { return own_; }

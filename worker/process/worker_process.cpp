@@ -497,6 +497,7 @@ Status WorkerProcess::write_heartbeat() {
     if (!c.fused_into.empty()) h.fused[c.id] = c.fused_into;
   }
   h.data_plane = data_plane_counters();
+  runtime_->log_errors_not_logged();
   h.errors = runtime_->recent_errors();
   const worker::StallReport stall = this->stall();
   if (stall.stalled()) {

@@ -91,6 +91,8 @@ api::Status Executor::launch(const std::function<api::Status()>& construct) {
     if (go != Go::kRun) return;
     if (open_members()) run();
     close_members();
+    log_errors_not_logged(/*now=*/true);
+    for (Executor* m : members_) m->log_errors_not_logged(/*now=*/true);
   });
   std::unique_lock lock(go_mutex_);
   go_cv_.wait(lock, [&made] { return made.has_value(); });
@@ -176,6 +178,23 @@ void Executor::report_error(TaskId task, std::string_view what) {
                        not_logged ? " (" + std::to_string(not_logged) +
                                         " more errors in the last second not logged)"
                                   : std::string());
+  }
+}
+
+void Executor::log_errors_not_logged(bool now) {
+  std::uint64_t not_logged = 0;
+  {
+    std::lock_guard lock(errors_mutex_);
+    const std::int64_t t = now_ns();
+    if (errors_not_logged_ == 0 || (!now && t - last_error_log_ns_ < 1'000'000'000)) return;
+    last_error_log_ns_ = t;
+    not_logged = std::exchange(errors_not_logged_, 0);
+  }
+  if (env_.logger) {
+    env_.logger->error(
+        "[topology={} component={}] {} more error{} not logged (one a second is; `rstorm "
+        "describe` shows the last ones, rstorm_task_errors_total counts them all)",
+        env_.plan->name, plan_.component->id, not_logged, not_logged == 1 ? "" : "s");
   }
 }
 

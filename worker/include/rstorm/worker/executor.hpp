@@ -118,6 +118,11 @@ class Executor {
   static std::int64_t now_ns() { return steady_now_ns(); }
   // The last kMaxRecentErrors errors, oldest first. Any thread.
   std::vector<RecentError> recent_errors() const;
+  // Errors are logged at most one a second; those held back are counted on
+  // the next one logged. This logs that count when no error came since (a
+  // burst that ended), once a second has passed or at once with `now`.
+  // Any thread (the worker's heartbeat; the executor's as it ends).
+  void log_errors_not_logged(bool now = false);
   // Why this executor cannot run (a task's open or prepare threw), naming the
   // component and task; empty while it can. As in Storm, such an executor's
   // worker must end: its task never became ready. Any thread.
