@@ -217,10 +217,10 @@ api::Status TopologyRuntime::restore_checkpoint() {
   plan.checkpoint_restored = r->record.id;
   if (env_.logger) {
     env_.logger->info(
-        "[topology={}] restored checkpoint {} ({} bytes, {} tasks) from {} for the "
-        "{} tasks run here",
-        plan.name, r->record.id, r->record.bytes, r->record.tasks,
-        plan.checkpoint_store->describe(), local.size());
+        "[topology={}] restored checkpoint {} ({} bytes, {} task{}) from {} for the "
+        "{} task{} run here",
+        plan.name, r->record.id, r->record.bytes, r->record.tasks, r->record.tasks == 1 ? "" : "s",
+        plan.checkpoint_store->describe(), local.size(), local.size() == 1 ? "" : "s");
   }
   return api::Status::ok();
 }
