@@ -354,14 +354,12 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
   record.priority = request->priority;
   record.owner = submitter;
   try {
-    for (auto [key, field] : {std::pair{"topology.users", &record.users},
-                              {"topology.readonly.users", &record.readonly_users},
-                              {"topology.groups", &record.groups},
-                              {"topology.readonly.groups", &record.readonly_groups}}) {
-      const Config::Entry* entry = topology_config->find(key);
-      if (entry == nullptr || entry->value.is_null()) continue;
-      *field = topology_config->get_string_list(key);
-    }
+    security::TopologyAcl acl;
+    security::read_acl_keys(*topology_config, acl);
+    record.users = std::move(acl.users);
+    record.readonly_users = std::move(acl.readonly_users);
+    record.groups = std::move(acl.groups);
+    record.readonly_groups = std::move(acl.readonly_groups);
   } catch (const ConfigError& e) {
     return Status(ErrorCode::kInvalidArgument, "topology '" + name + "': " + e.what());
   }

@@ -135,13 +135,7 @@ Status WorkerLauncher::write_acl(const wp::WorkerSpec& spec) {
     acl.owner = it->second.owner;
   }
   try {
-    for (auto [key, field] : {std::pair{"topology.users", &acl.users},
-                              {"topology.readonly.users", &acl.readonly_users},
-                              {"topology.groups", &acl.groups},
-                              {"topology.readonly.groups", &acl.readonly_groups}}) {
-      const Config::Entry* entry = spec.config.find(key);
-      if (entry != nullptr && !entry->value.is_null()) *field = spec.config.get_string_list(key);
-    }
+    security::read_acl_keys(spec.config, acl);
   } catch (const ConfigError& e) {
     return Status(ErrorCode::kInvalidArgument, e.what());
   }

@@ -362,6 +362,16 @@ bool Authorizer::may_read_secrets(const std::string& user) const {
   return options_.admins.contains(user) || options_.supervisor_users.contains(user);
 }
 
+void read_acl_keys(const Config& config, TopologyAcl& acl) {
+  for (auto [key, field] : {std::pair{"topology.users", &acl.users},
+                            {"topology.readonly.users", &acl.readonly_users},
+                            {"topology.groups", &acl.groups},
+                            {"topology.readonly.groups", &acl.readonly_groups}}) {
+    const Config::Entry* entry = config.find(key);
+    if (entry != nullptr && !entry->value.is_null()) *field = config.get_string_list(key);
+  }
+}
+
 Status Authorizer::check(const std::string& user, Operation op, const TopologyAcl* topology) const {
   if (!options_.enabled) return Status::ok();
   const bool topology_op = is_topology_operation(op) && topology != nullptr;

@@ -82,6 +82,12 @@ struct TopologyAcl {
   std::string id;                            // the topology's id (empty: unknown)
 };
 
+// The ACL keys of a topology's config into `acl`: topology.users,
+// topology.readonly.users, topology.groups, topology.readonly.groups (a key
+// unset or null leaves its list as it was). ConfigError naming the key when
+// one is not a list of strings.
+void read_acl_keys(const Config& config, TopologyAcl& acl);
+
 // storm.group.mapping.service: the groups a local user belongs to.
 class GroupMapping {
  public:
