@@ -294,6 +294,7 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
         // other seed that answers (a mutating call is then sent on to the
         // leader it names).
         auto fresh = open_connection(at, options_, tls_);
+        const std::string again = fresh ? std::string() : fresh.status().message();
         if (fresh) {
           connection_ = std::move(*fresh);
         } else {
@@ -306,12 +307,16 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
             }
           }
         }
-        return Status(ErrorCode::kUnavailable,
-                      std::string(what) + ": " +
-                          (answered ? "the connection to nimbus at " + at.to_string() +
-                                          ", which had answered, ended during the call (" +
-                                          e.what() + "); the next call connects again"
-                                    : unreachable_message({at}, e.what(), tls_ != nullptr)));
+        // A connection that had answered ended: no TLS or address advice,
+        // but whether the same nimbus takes a new one (when not, why: e.g.
+        // "cannot reach nimbus at ...: is rstorm-nimbus running?").
+        std::string why = unreachable_message({at}, e.what(), tls_ != nullptr);
+        if (answered) {
+          why = "the connection to nimbus at " + at.to_string() +
+                ", which had answered, ended during the call (" + e.what() + "); " +
+                (again.empty() ? std::string("connected again") : "connecting again: " + again);
+        }
+        return Status(ErrorCode::kUnavailable, std::string(what) + ": " + why);
       }
     }
     if (leaderless_retries > 0 && *redirect == address()) {

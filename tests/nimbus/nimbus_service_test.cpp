@@ -495,6 +495,9 @@ TEST_F(NimbusServiceTest, AConnectionThatEndsAfterAnsweringIsSaidToHaveEnded) {
             std::string::npos)
       << after.status().message();
   EXPECT_EQ(after.status().message().find("TLS"), std::string::npos) << after.status().message();
+  // Nimbus is gone: connecting again says so.
+  EXPECT_NE(after.status().message().find("is rstorm-nimbus running?"), std::string::npos)
+      << after.status().message();
 }
 
 TEST_F(NimbusServiceTest, MissingCodeBlobIsRejected) {
