@@ -137,6 +137,73 @@ TEST(Acker, FailedTupleIsReplayedUntilAckedExactlyOnce) {
   for (const auto& [id, n] : ledger->acks) ASSERT_EQ(n, 1) << id;
 }
 
+// A slow bolt's acks go out every flush interval while it works through a
+// long queue, not once the queue is empty: the spout hands it 500 tuples at
+// once; the bolt takes up to 5 ms over each until the spout has its first
+// ack. Held back to the end of the burst, that ack would come only once a
+// whole transfer batch (256) was executed, and with a message timeout
+// shorter than the queue, every tree would have timed out.
+struct SlowQueue {
+  std::atomic<int> executed{0};
+  std::atomic<int> acked{0};
+  std::atomic<int> executed_at_first_ack{-1};
+};
+
+class BurstSpout : public Spout {
+ public:
+  explicit BurstSpout(std::shared_ptr<SlowQueue> q) : q_(std::move(q)) {}
+  void open(const Config&, const TopologyContext&, SpoutOutputCollector& c) override { out_ = &c; }
+  void next_tuple() override {
+    if (emitted_) return;
+    emitted_ = true;
+    for (int i = 0; i < 500; ++i) out_->emit({i}, Value(i));
+  }
+  void ack(const Value&) override {
+    if (q_->acked.fetch_add(1) == 0) q_->executed_at_first_ack = q_->executed.load();
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields{"n"}); }
+
+ private:
+  std::shared_ptr<SlowQueue> q_;
+  SpoutOutputCollector* out_ = nullptr;
+  bool emitted_ = false;
+};
+
+class SlowUntilAckedBolt : public Bolt {
+ public:
+  explicit SlowUntilAckedBolt(std::shared_ptr<SlowQueue> q) : q_(std::move(q)) {}
+  void prepare(const Config&, const TopologyContext&, OutputCollector& c) override { out_ = &c; }
+  void execute(const Tuple& t) override {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+    while (q_->acked.load() == 0 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::yield();
+    }
+    out_->ack(t);
+    q_->executed.fetch_add(1);
+  }
+  void declare_output_fields(OutputFieldsDeclarer&) override {}
+
+ private:
+  std::shared_ptr<SlowQueue> q_;
+  OutputCollector* out_ = nullptr;
+};
+
+TEST(Acker, SlowBoltsAcksLeaveWhileItsQueueIsStillLong) {
+  auto q = std::make_shared<SlowQueue>();
+  TopologyBuilder b;
+  b.set_spout("burst", [q] { return std::make_unique<BurstSpout>(q); });
+  b.set_bolt("slow", [q] { return std::make_unique<SlowUntilAckedBolt>(q); })
+      .shuffle_grouping("burst");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", short_timeout(120), *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return q->acked.load() == 500; }));
+  ASSERT_TRUE(cluster.kill("t").is_ok());
+  EXPECT_GE(q->executed_at_first_ack.load(), 1);
+  EXPECT_LT(q->executed_at_first_ack.load(), 256) << "acks held until a whole batch was executed";
+}
+
 TEST(Acker, MaxSpoutPendingBoundsTuplesInFlight) {
   auto ledger = std::make_shared<Ledger>();
   auto sink = std::make_shared<Ledger>();

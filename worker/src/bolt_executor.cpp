@@ -279,6 +279,9 @@ BoltExecutor::BoltExecutor(const ExecutorEnv& env, const ExecutorPlan& plan, std
   tick_period_ns_ = tick_secs > 0 ? tick_secs * 1'000'000'000 : 0;
   checkpointing_ = env.plan->checkpoint.enabled;
   if (!plan.tasks.empty()) first_task_ = plan.tasks.front().value;
+  flush_interval_ns_ =
+      std::max<std::int64_t>(1, config_int(c.config, keys::kTopologyBatchFlushIntervalMillis, 1)) *
+      1'000'000;
 }
 
 void BoltExecutor::make_tasks(std::vector<std::unique_ptr<Bolt>> bolts) {
@@ -356,7 +359,9 @@ void BoltExecutor::run() {
   Batch batch;
   while (!stop_requested()) {
     bool work = false;
+    std::int64_t flushed_ns = 0;  // when this burst's output was last handed on
     for (int i = 0; i < 4 && queue_.try_pop(batch); ++i) {
+      if (!work) flushed_ns = last_check_ns_ = now_ns();
       work = true;
       for (auto& e : batch) {
         Task& task = *tasks_[static_cast<std::size_t>(e.dest.value - first_task)];
@@ -365,6 +370,7 @@ void BoltExecutor::run() {
         } else if (e.kind == MessageKind::kTuple) {
           execute(task, e.tuple, false);
         }
+        if (--flush_countdown_ == 0) [[unlikely]] flush_if_due(flushed_ns);
       }
     }
     if (tick_period_ns_ > 0 && now_ns() >= next_tick_ns_) {
@@ -391,6 +397,28 @@ void BoltExecutor::run() {
     }
   }
   cleanup_tasks();
+}
+
+void BoltExecutor::flush_if_due(std::int64_t& flushed_ns) {
+  const std::int64_t now = now_ns();
+  // The next look after about one flush interval's inputs at the pace just
+  // seen: at every input for a bolt that takes a millisecond or more, once
+  // in kMaxFlushStride for a quick one (reading the clock stays cheap).
+  const std::int64_t elapsed = now - last_check_ns_;
+  const std::int64_t stride =
+      elapsed <= 0 ? kMaxFlushStride
+                   : std::clamp<std::int64_t>(flush_interval_ns_ * flush_stride_ / elapsed, 1,
+                                              kMaxFlushStride);
+  flush_stride_ = static_cast<std::uint32_t>(stride);
+  flush_countdown_ = flush_stride_;
+  last_check_ns_ = now;
+  // Acks and emits of a slow bolt working through a long queue go out every
+  // flush interval, not at the end of the burst: held back, its trees timed
+  // out upstream while it had long processed them.
+  if (now - flushed_ns >= flush_interval_ns_) {
+    transfer_.flush();
+    flushed_ns = now;
+  }
 }
 
 inline void BoltExecutor::call_bolt(Task& task, const Tuple& input) {

@@ -103,6 +103,15 @@ class BoltExecutor final : public Executor {
   std::uint32_t sample_run_ = kMinSampleRun;
   std::uint64_t sample_mean_ns_ = 0;
   std::uint32_t sample_state_ = 0x9E3779B9u;
+  // While a burst runs, its output is handed on every flush interval
+  // (topology.batch.flush.interval.millis): the clock is read once in
+  // flush_stride_ inputs (flush_if_due), a stride fitted to the bolt's pace.
+  static constexpr std::int64_t kMaxFlushStride = 256;
+  void flush_if_due(std::int64_t& flushed_ns);
+  std::int64_t flush_interval_ns_ = 1'000'000;
+  std::uint32_t flush_stride_ = 1;
+  std::uint32_t flush_countdown_ = 1;
+  std::int64_t last_check_ns_ = 0;
   bool prepared_ = false;  // every task prepared: cleanup is due
   bool checkpointing_ = false;  // topology.state.checkpointing
   bool resumed_ = false;        // a tuple was received (note_resumed)
