@@ -75,6 +75,19 @@ int run_schedule(const ScheduleOptions& options) {
     if (!options.strategy.empty()) request.value().strategy = *parse_strategy(options.strategy);
     requests.push_back(std::move(request).value());
   }
+  // What nimbus refuses at submit is refused here too, and not placed: the
+  // resource-aware scheduler finds no node for it anyway, round-robin
+  // would place it overcommitted.
+  int code = rstorm::cli::kExitOk;
+  std::erase_if(requests, [&](const TopologyRequest& r) {
+    if (r.strategy != Strategy::kRoundRobin) return false;
+    const std::string problem = fit_problem(r, cluster.value());
+    if (problem.empty()) return false;
+    std::cerr << "rstorm schedule: topology '" << r.id.value()
+              << "' is unschedulable (nimbus refuses it at submit): " << problem << "\n";
+    code = rstorm::cli::kExitFailure;
+    return true;
+  });
   Result<ScheduleResult> result = schedule(cluster.value(), requests);
   if (!result) {
     std::cerr << "rstorm schedule: " << options.cluster << ": " << result.error().message << "\n";
@@ -82,7 +95,6 @@ int run_schedule(const ScheduleOptions& options) {
   }
   std::cout << (options.json ? render_json(result.value(), requests)
                              : render_text(result.value(), requests, {options.explain}));
-  int code = rstorm::cli::kExitOk;
   for (const TopologyPlacement& p : result.value().topologies) {
     if (!p.scheduled) {
       std::cerr << "rstorm schedule: topology '" << p.topology.value()

@@ -234,59 +234,31 @@ std::string Nimbus::next_topology_id(const std::string& name) {
 Status Nimbus::check_fits(const scheduler::TopologyRequest& request) {
   auto children = store_.children(paths_.supervisors());
   if (!children || children->empty()) return Status::ok();  // nothing to compare with yet
-  std::vector<thrift::SupervisorInfo> nodes;
+  scheduler::Cluster cluster;
   for (const auto& id : *children) {
     auto node = store_.get(paths_.supervisor(id));
     if (!node) continue;
     auto info = decode_thrift<thrift::SupervisorInfo>(node->data, "SupervisorInfo");
-    if (info) nodes.push_back(std::move(*info));
+    if (!info) continue;
+    scheduler::NodeSpec n;
+    n.id = scheduler::NodeId(info->id);
+    n.rack = scheduler::RackId(info->rack);
+    n.memory_mb = info->memory_capacity_mb;
+    n.cpu = info->cpu_capacity;
+    n.generic = info->generic_resources;
+    cluster.nodes.push_back(std::move(n));
   }
-  if (nodes.empty()) return Status::ok();
-  std::map<std::string, double> used;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& u : usage_) used[u.node.value()] = u.memory_used_mb;
+    for (const auto& u : usage_) {
+      scheduler::SlotUsage held;
+      held.slot.node = u.node;
+      held.memory_mb = u.memory_used_mb;
+      cluster.used.push_back(std::move(held));
+    }
   }
-  const thrift::SupervisorInfo* largest = &nodes.front();
-  double largest_free = -1;
-  double max_capacity = 0;
-  for (const auto& n : nodes) {
-    max_capacity = std::max(max_capacity, n.memory_capacity_mb);
-    const double free = n.memory_capacity_mb - used[n.id];
-    if (free > largest_free) largest_free = free, largest = &n;
-  }
-  const double acker = request.acker_executors ? 0 : request.acker_onheap_mb;
-  for (const auto& c : request.components) {
-    const double need = c.onheap_mb + c.offheap_mb;
-    if (need + acker > max_capacity) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "component '" + c.name + "' asks " + scheduler::format_amount(need) +
-                        " MB per executor (plus " + scheduler::format_amount(acker) +
-                        " MB for its worker's acker); the largest free node has " +
-                        scheduler::format_amount(largest_free) + " MB (" + largest->id + ", rack " +
-                        largest->rack + "), and no node has more than " +
-                        scheduler::format_amount(max_capacity) + " MB");
-    }
-    if (c.onheap_mb + acker > request.worker_max_heap_mb) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "component '" + c.name + "' asks " + scheduler::format_amount(c.onheap_mb) +
-                        " MB on-heap per executor; a worker's heap is limited to " +
-                        scheduler::format_amount(request.worker_max_heap_mb) +
-                        " MB (topology.worker.max.heap.size.mb) with its acker");
-    }
-    for (const auto& [resource, amount] : c.generic) {
-      double best = 0;
-      for (const auto& n : nodes) {
-        auto it = n.generic_resources.find(resource);
-        if (it != n.generic_resources.end()) best = std::max(best, it->second);
-      }
-      if (amount > best) {
-        return Status(ErrorCode::kInvalidArgument,
-                      "component '" + c.name + "' asks " + scheduler::format_amount(amount) + " " +
-                          resource + " per executor; no node has more than " +
-                          scheduler::format_amount(best));
-      }
-    }
+  if (std::string problem = scheduler::fit_problem(request, cluster); !problem.empty()) {
+    return Status(ErrorCode::kInvalidArgument, std::move(problem));
   }
   return Status::ok();
 }
@@ -349,6 +321,7 @@ Result<std::string> Nimbus::submit(const std::string& name, thrift::TopologyStru
   record.code_blob_key = code_blob_key;
   record.code_sha256 = code->sha256;
   record.structure_blob_key = topology_blob_key(id);
+  record.structure_sha256 = put->sha256;
   record.num_workers = request->workers;
   for (const auto& c : structure.components) record.component_executors[c.id] = c.parallelism;
   record.priority = request->priority;
@@ -505,12 +478,12 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
       }
       if (def == nullptr) {
         return Status(ErrorCode::kInvalidArgument,
-                      "rebalance: topology '" + name + "' has no component '" + component + "'");
+                      "topology '" + name + "' has no component '" + component + "'");
       }
       const int tasks = def->num_tasks > 0 ? def->num_tasks : def->parallelism;
       if (executors < 1 || executors > tasks) {
         return Status(ErrorCode::kInvalidArgument,
-                      "rebalance: component '" + component + "' has " + std::to_string(tasks) +
+                      "component '" + component + "' has " + std::to_string(tasks) +
                           " tasks; it can run on 1 to " + std::to_string(tasks) +
                           " executors, not " + std::to_string(executors));
       }
@@ -519,7 +492,7 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
   if (options.__isset.resource_overrides) {
     thrift::TopologyStructure changed = loaded->structure;
     if (Status s = apply_resource_overrides(changed, options.resource_overrides); !s) {
-      return Status(ErrorCode::kInvalidArgument, "rebalance -r: " + s.message());
+      return Status(ErrorCode::kInvalidArgument, "new resources: " + s.message());
     }
   }
   // As Storm: the spouts are deactivated for the wait, by default the

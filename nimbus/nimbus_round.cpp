@@ -257,8 +257,9 @@ Status Nimbus::apply_rebalance(thrift::TopologyRecord record, std::int32_t versi
     stored.config["topology.workers"].origin = "rebalance";
     record.num_workers = options.num_workers;
   }
-  if (auto put = blobs_.put(record.structure_blob_key, encode_thrift(stored)); !put)
-    return put.status();
+  auto put = blobs_.put(record.structure_blob_key, encode_thrift(stored));
+  if (!put) return put.status();
+  record.structure_sha256 = put->sha256;  // standbys copy the new version
   for (const auto& c : stored.structure.components)
     record.component_executors[c.id] = c.parallelism;
   record.status = user_status(record);
@@ -707,7 +708,12 @@ void Nimbus::standby_sync() {
     wanted.insert(r.structure_blob_key);
     if (r.status == thrift::TopologyStatus::KILLED) continue;
     if (!blobs_.info(r.code_blob_key)) missing.emplace_back(r.code_blob_key, r.code_sha256);
-    if (!blobs_.info(r.structure_blob_key)) missing.emplace_back(r.structure_blob_key, "");
+    // The structure is rewritten in place by a rebalance: copied again when
+    // the copy here is not the version the record names.
+    auto structure = blobs_.info(r.structure_blob_key);
+    if (!structure || (!r.structure_sha256.empty() && structure->sha256 != r.structure_sha256)) {
+      missing.emplace_back(r.structure_blob_key, r.structure_sha256);
+    }
     // The parts of the checkpoints kept, so that a restore after a
     // failover finds them here.
     for (auto& key : wanted_checkpoint_parts(r.id)) {
@@ -751,10 +757,25 @@ void Nimbus::standby_sync() {
     }
     auto put = blobs_.put(key, *bytes);
     if (put && !sha.empty() && put->sha256 != sha) {
-      logger_.error("blob {} from the leader has SHA-256 {}, its topology says {}", key,
-                    put->sha256, sha);
-      (void)blobs_.remove(key);
-      continue;
+      // A structure rewritten again since the records were read is newer
+      // than the record here, not corrupt: kept, and compared again at the
+      // next round.
+      if (key.ends_with(".topology")) {
+        logger_.debug("structure blob {} changed on the leader while it was copied", key);
+      } else {
+        logger_.error("blob {} from the leader has SHA-256 {}, its topology says {}", key,
+                      put->sha256, sha);
+        (void)blobs_.remove(key);
+        continue;
+      }
+    }
+    if (put) {
+      // A structure copied again (a rebalance): what was loaded from the
+      // old one is stale.
+      std::lock_guard lock(mutex_);
+      for (auto it = loaded_.begin(); it != loaded_.end();) {
+        it = topology_blob_key(it->first) == key ? loaded_.erase(it) : std::next(it);
+      }
     }
     progress = progress || put.is_ok();
   }

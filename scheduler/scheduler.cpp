@@ -128,6 +128,50 @@ std::vector<Held> hold_current(ClusterState& state, const TopologyRequest& reque
 
 }  // namespace
 
+std::string fit_problem(const TopologyRequest& request, const Cluster& cluster) {
+  if (cluster.nodes.empty()) return {};  // nothing to compare with yet
+  std::map<std::string, double> used;
+  for (const SlotUsage& u : cluster.used) used[u.slot.node.value()] += u.memory_mb;
+  const NodeSpec* largest = &cluster.nodes.front();
+  double largest_free = -1;
+  double max_capacity = 0;
+  for (const NodeSpec& n : cluster.nodes) {
+    max_capacity = std::max(max_capacity, n.memory_mb);
+    const double free = n.memory_mb - used[n.id.value()];
+    if (free > largest_free) largest_free = free, largest = &n;
+  }
+  const double acker = request.acker_executors ? 0 : request.acker_onheap_mb;
+  for (const ComponentSpec& c : request.components) {
+    const double need = c.onheap_mb + c.offheap_mb;
+    if (need + acker > max_capacity) {
+      return "component '" + c.name + "' asks " + format_amount(need) +
+             " MB per executor (plus " + format_amount(acker) +
+             " MB for its worker's acker); the largest free node has " +
+             format_amount(largest_free) + " MB (" + largest->id.value() + ", rack " +
+             largest->rack.value() + "), and no node has more than " +
+             format_amount(max_capacity) + " MB";
+    }
+    if (c.onheap_mb + acker > request.worker_max_heap_mb) {
+      return "component '" + c.name + "' asks " + format_amount(c.onheap_mb) +
+             " MB on-heap per executor; a worker's heap is limited to " +
+             format_amount(request.worker_max_heap_mb) +
+             " MB (topology.worker.max.heap.size.mb) with its acker";
+    }
+    for (const auto& [resource, amount] : c.generic) {
+      double best = 0;
+      for (const NodeSpec& n : cluster.nodes) {
+        auto it = n.generic.find(resource);
+        if (it != n.generic.end()) best = std::max(best, it->second);
+      }
+      if (amount > best) {
+        return "component '" + c.name + "' asks " + format_amount(amount) + " " + resource +
+               " per executor; no node has more than " + format_amount(best);
+      }
+    }
+  }
+  return {};
+}
+
 std::string validate(const TopologyRequest& request) {
   const std::string& id = request.id.value();
   if (id.empty()) return "a topology has an empty name";

@@ -25,4 +25,13 @@ Result<ScheduleResult> schedule(const Cluster& cluster,
 // ...); empty when valid.
 std::string validate(const TopologyRequest& request);
 
+// Why an executor of the request can go on no node of `cluster` whatever
+// else runs there: a component asking more memory per executor (with its
+// worker's acker) than any node has, more on-heap than a worker's heap, or
+// more of a generic resource than any node has. Empty when every executor
+// fits some node. What nimbus refuses a submit for, and the dry run too.
+// The message names the node with the most memory free (memory in
+// cluster.used counted as taken).
+std::string fit_problem(const TopologyRequest& request, const Cluster& cluster);
+
 }  // namespace rstorm::scheduler

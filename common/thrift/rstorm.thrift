@@ -177,6 +177,9 @@ struct TopologyRecord {
   // While KILLED: when its workers are stopped and it is removed (ms since
   // the epoch), whichever nimbus leads then.
   21: i64 kill_deadline_ms,
+  // SHA-256 of the structure blob as last written (submit, rebalance): a
+  // standby copies the blob again when its own differs.
+  22: string structure_sha256,
 }
 
 // One error a task reported or threw (worker heartbeats, describe).
@@ -226,6 +229,10 @@ struct WorkerFailure {
   6: i32 restarts,           // restarts since the first failure
   7: i64 first_time_ms,
   8: i64 last_time_ms,
+  // Set once a worker started after the last failure heartbeats: when it
+  // started. The failure stays on record until the worker has run healthy
+  // for a minute (a crash loop is not forgotten at each start).
+  9: optional i64 running_since_ms,
 }
 
 struct SupervisorHeartbeat {

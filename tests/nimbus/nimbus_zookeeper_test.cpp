@@ -150,6 +150,62 @@ TEST_F(NimbusZooKeeperTest, LeaderFailoverStandbyTakesOverAndTheTopologyKeepsIts
   EXPECT_EQ(*served, code);
 }
 
+// A rebalance rewrites the topology's structure in place: the standby
+// copies the new version, and the leader it becomes keeps the executors the
+// rebalance gave, rather than those of the submit.
+TEST_F(NimbusZooKeeperTest, RebalancedParallelismSurvivesAFailover) {
+  register_supervisor(supervisor_info("sup-1", "r1"));
+  auto first = start_daemon("n1");
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(eventually([&] { return first->nimbus().is_leader(); }));
+  auto second = start_daemon("n2");
+  ASSERT_NE(second, nullptr);
+  auto client = client_for(first->port());
+  ASSERT_NE(client, nullptr);
+  auto id = submit(*client, "wc", "library bytes");
+  ASSERT_TRUE(id) << id.status().to_string();
+  ASSERT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  ASSERT_EQ(assignment(*id)->executors.size(), 7u);  // count 2, split 3, words 2
+  const std::string structure_key = *id + ".topology";
+  NimbusClient::Options direct;
+  direct.seeds = {{"127.0.0.1", second->port()}};
+  direct.follow_leader = false;
+  auto standby = NimbusClient::connect(direct);
+  ASSERT_TRUE(standby);
+  ASSERT_TRUE(eventually([&] { return (*standby)->download_blob(structure_key).is_ok(); }));
+
+  thrift::RebalanceOptions options;
+  options.__set_num_executors({{"split", 1}});
+  options.__set_wait_secs(0);
+  ASSERT_TRUE(client->rebalance("wc", options));
+  ASSERT_TRUE(eventually([&] {
+    auto a = assignment(*id);
+    return a && a->executors.size() == 5u;
+  }));
+  auto rebalanced = client->download_blob(structure_key);
+  ASSERT_TRUE(rebalanced) << rebalanced.status().to_string();
+  ASSERT_TRUE(eventually([&] {
+    auto copy = (*standby)->download_blob(structure_key);
+    return copy && *copy == *rebalanced;
+  }));
+
+  const int second_port = second->port();
+  standby->reset();
+  client.reset();
+  first->stop();
+  first.reset();
+  ASSERT_TRUE(eventually([&] { return second->nimbus().is_leader(); }));
+  const auto rounds = second->nimbus().rounds();
+  second->nimbus().trigger();
+  ASSERT_TRUE(eventually([&] { return second->nimbus().rounds() > rounds + 2; }));
+  EXPECT_EQ(assignment(*id)->executors.size(), 5u);
+  auto after = client_for(second_port);
+  ASSERT_NE(after, nullptr);
+  auto info = after->topology_info("wc");
+  ASSERT_TRUE(info) << info.status().to_string();
+  EXPECT_EQ(info->summary.num_executors, 5);
+}
+
 TEST_F(NimbusZooKeeperTest, NimbusRestartRecoversItsState) {
   register_supervisor(supervisor_info("sup-1", "r1"));
   auto daemon = start_daemon("n1");

@@ -168,6 +168,15 @@ components:
   EXPECT_NE(r.err.find("topology 'huge' is unschedulable: component 'big' asks 5000 MB"),
             std::string::npos)
       << r.err;
+  // Round-robin places by slots, not memory: the dry run refuses what nimbus
+  // refuses at submit instead of placing it overcommitted.
+  RunResult rr = run("--scheduler round-robin --cluster " + kCluster + " " + topology);
+  EXPECT_EQ(rr.exit_code, 1) << rr.out << rr.err;
+  EXPECT_NE(rr.err.find("topology 'huge' is unschedulable (nimbus refuses it at submit): "
+                        "component 'big' asks 5000 MB per executor"),
+            std::string::npos)
+      << rr.err;
+  EXPECT_EQ(rr.out.find("topology huge (round-robin)"), std::string::npos) << rr.out;
 }
 
 TEST_F(ScheduleCommandTest, BadTopologyFileExitsWithUsageNamingFileLineAndField) {
