@@ -26,6 +26,11 @@ Result<ProcessId> launch_process(const std::filesystem::path& binary,
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  // Nothing else of ours: the supervisor's ZooKeeper and nimbus connections
+  // and its listening sockets (log viewer, metrics) are not opened with
+  // O_CLOEXEC by every library, and a worker holding them kept a restarted
+  // supervisor from binding its ports again.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -500,6 +501,34 @@ TEST(PortClaims, AClaimOfAProcessThatIsGoneIsTakenOverAndOneOfALiveProcessIsNot)
   EXPECT_FALSE(sv::claim_loopback_port(65002)) << "the claim of our parent, which lives, was taken";
   std::filesystem::remove(dir / "65001");
   std::filesystem::remove(dir / "65002");
+}
+
+// A worker holds none of its supervisor's descriptors: a socket the
+// supervisor listens on (its log viewer, say) is not inherited, so a
+// supervisor restarted while its workers run can bind its ports again.
+TEST(LaunchProcess, TheChildInheritsOnlyItsStandardStreams) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);  // no SOCK_CLOEXEC
+  ASSERT_GE(listener, 0);
+  constexpr int kHeld = 100;
+  ASSERT_EQ(::dup2(listener, kHeld), kHeld);  // dup2 clears FD_CLOEXEC too
+  const auto log = std::filesystem::temp_directory_path() /
+                   ("rstorm-launch-fds-" + std::to_string(::getpid()) + ".log");
+  std::filesystem::remove(log);
+  auto child = sv::launch_process("/bin/ls", {"/proc/self/fd"}, log);
+  ASSERT_TRUE(child.is_ok()) << child.status().to_string();
+  std::optional<std::string> how;
+  ASSERT_TRUE(eventually([&] { return (how = sv::reap_child(child->pid)).has_value(); }));
+  ASSERT_EQ(*how, "exit code 0");
+  std::ifstream in(log);
+  std::set<std::string> fds;
+  for (std::string line; std::getline(in, line);) fds.insert(line);
+  ::close(kHeld);
+  ::close(listener);
+  std::filesystem::remove(log);
+  // 0, 1 and 2, and the descriptor ls reads /proc/self/fd with.
+  EXPECT_TRUE(fds.contains("0") && fds.contains("1") && fds.contains("2")) << fds.size();
+  EXPECT_FALSE(fds.contains(std::to_string(kHeld)));
+  EXPECT_LE(fds.size(), 4u);
 }
 
 }  // namespace
