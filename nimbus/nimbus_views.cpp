@@ -119,6 +119,13 @@ thrift::TopologySummary Nimbus::summarize(const thrift::TopologyRecord& record) 
   }
   if (auto stall = stall_of(record.id)) s.__set_stall(std::move(*stall));
   std::vector<thrift::WorkerFailure> failing = failures_of(record.id);
+  // A failure of a slot the topology no longer has (its executors moved,
+  // e.g. off a supervisor that stopped) is history, not a failing worker.
+  if (!workers.empty()) {
+    std::erase_if(failing, [&](const thrift::WorkerFailure& f) {
+      return !workers.contains({f.slot.node_id, f.slot.port});
+    });
+  }
   std::lock_guard lock(mutex_);
   // A worker whose supervisor went silent is not known to run: say so until
   // nimbus moves its executors (once ZooKeeper expires the supervisor).

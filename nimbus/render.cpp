@@ -116,12 +116,23 @@ std::string failure_text(const thrift::WorkerFailure& f) {
   } else {
     out += " at " + time_text(f.last_time_ms);
   }
+  if (f.__isset.running_since_ms) out += ", running again since " + time_text(f.running_since_ms);
   return out + ": " + f.reason;
 }
 
+// "1 worker failing", "2 workers restarted after a failure", or both.
 std::string failing_summary(const thrift::TopologySummary& t) {
-  const std::size_t n = t.failing_workers.size();
-  return std::to_string(n) + (n == 1 ? " worker" : " workers") + " failing";
+  std::size_t running = 0;
+  for (const auto& f : t.failing_workers) running += f.__isset.running_since_ms ? 1 : 0;
+  const std::size_t failing = t.failing_workers.size() - running;
+  auto workers = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " worker" : " workers"); };
+  std::string out;
+  if (failing > 0) out = workers(failing) + " failing";
+  if (running > 0) {
+    out += (out.empty() ? workers(running) : ", " + std::to_string(running)) +
+           " restarted after a failure";
+  }
+  return out;
 }
 
 // Errors with the same component and message, counted, newest last.
@@ -162,6 +173,7 @@ json topology_json(const thrift::TopologySummary& t) {
                        {"exit_status", f.exit_status},
                        {"reason", f.reason},
                        {"restarts", f.restarts},
+                       {"running_since_ms", f.__isset.running_since_ms ? json(f.running_since_ms) : json()},
                        {"first_time_ms", f.first_time_ms},
                        {"last_time_ms", f.last_time_ms}});
   }
@@ -299,7 +311,11 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
         executor_label(e.executor));
   }
   if (!t.failing_workers.empty()) {
-    out << "Failing workers:\n";
+    // A worker running again after its failure stays listed until it has
+    // run healthy for a minute.
+    const bool any_down = std::any_of(t.failing_workers.begin(), t.failing_workers.end(),
+                                      [](const auto& f) { return !f.__isset.running_since_ms; });
+    out << (any_down ? "Failing workers:\n" : "Recent worker failures:\n");
     for (const auto& f : t.failing_workers) out << "  " << failure_text(f) << "\n";
   }
   out << "Placement (assignment version " << placement.assignment.version;
@@ -346,10 +362,13 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
   if (!info.errors.empty()) {
     out << "Last errors:\n";
     for (const auto& g : group_errors(info.errors)) {
-      out << "  " << g.last->component << ": " << g.last->message;
-      if (g.count > 1) out << " (" << g.count << " times, last " << time_text(g.last->time_ms) << ")";
-      else out << " (" << time_text(g.last->time_ms) << ")";
-      out << "\n";
+      const thrift::ErrorInfo& e = *g.last;
+      out << "  " << e.component << ": " << e.message << " (";
+      if (g.count > 1) out << g.count << " times, last ";
+      out << time_text(e.time_ms);
+      // Where the last one happened: the worker whose log has the rest.
+      if (!e.host.empty()) out << ", task " << e.task_id << " on " << e.host << ":" << e.port;
+      out << ")\n";
     }
   }
   return out.str();

@@ -103,8 +103,8 @@ Status wait_until_running(NimbusClient& client, const std::string& topology_id,
     }
     const auto status = info->summary.status;
     // A worker that cannot start will not start by waiting: say why at once.
-    if (!info->summary.failing_workers.empty()) {
-      const thrift::WorkerFailure& f = info->summary.failing_workers.front();
+    for (const thrift::WorkerFailure& f : info->summary.failing_workers) {
+      if (f.__isset.running_since_ms) continue;  // restarted, and heartbeats
       return Status(ErrorCode::kInternal,
                     "a worker of topology '" + topology_id + "' fails (" + f.host + ":" +
                         std::to_string(f.slot.port) + ", " + f.exit_status + "): " + f.reason);

@@ -506,6 +506,7 @@ void Supervisor::record_failure(int port, const std::string& topology_id, std::s
   f.reason = std::move(reason);
   f.exit_status = std::move(exit_status);
   f.last_time_ms = t;
+  f.__isset.running_since_ms = false;
   logger_.warn("worker of topology '{}' on port {} failed ({}, {} restarts): {}", topology_id,
                port, f.exit_status, f.restarts, f.reason);
   next_heartbeat_ = Clock::now();  // tell nimbus now, not at the next beat
@@ -533,7 +534,9 @@ void Supervisor::check_health(int port) {
     // A worker stopping for a new assignment or recovery epoch (exit code
     // 3) is no failure: restarted at once, with no back-off.
     stopped_for_restart = how == "exit code 3";
-    if (!stopped_for_restart) {
+    // Recorded once per exit: a slot backing off is looked at every round
+    // until its restart (next_launch set), and each look is not a restart.
+    if (!stopped_for_restart && slot.next_launch == Clock::time_point()) {
       record_failure(port, slot.record.topology_id, std::move(reason), how.value_or("unknown"));
     }
   } else {
@@ -542,14 +545,19 @@ void Supervisor::check_health(int port) {
     auto beat = text ? wp::heartbeat_from_json(*text) : Result<wp::WorkerHeartbeatFile>(text.status());
     if (beat && beat->pid == slot.record.process.pid) {
       slot.heartbeat_seen = true;
-      if (beat->uptime_secs >= kHealthyRun.count()) {
-        slot.failures = 0;
-        auto f = failures_.find(port);
-        if (f != failures_.end() && f->second.topology_id == slot.record.topology_id) {
+      const auto age = std::chrono::milliseconds(now_ms() - beat->time_ms);
+      auto f = failures_.find(port);
+      if (f != failures_.end() && f->second.topology_id == slot.record.topology_id) {
+        if (beat->uptime_secs >= kHealthyRun.count()) {
+          slot.failures = 0;
           failures_.erase(f);
+        } else if (!f->second.__isset.running_since_ms && age <= options_.worker_timeout) {
+          // Running again: the record stays until the run proves healthy,
+          // but nobody should read "failing" off a worker that heartbeats.
+          f->second.__set_running_since_ms(beat->time_ms - beat->uptime_secs * 1000);
+          next_heartbeat_ = Clock::now();
         }
       }
-      const auto age = std::chrono::milliseconds(now_ms() - beat->time_ms);
       if (age > options_.worker_timeout) {
         problem = "its last heartbeat is " + std::to_string(age.count()) + " ms old (timeout " +
                   std::to_string(options_.worker_timeout.count()) + " s)";

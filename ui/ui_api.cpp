@@ -328,7 +328,8 @@ json failing_json(const thrift::TopologySummary& s) {
                    {"supervisorId", f.slot.node_id},
                    {"reason", f.reason},
                    {"exitStatus", f.exit_status},
-                   {"restarts", f.restarts}});
+                   {"restarts", f.restarts},
+                   {"runningSince", f.__isset.running_since_ms ? json(f.running_since_ms) : json()}});
   }
   return out;
 }

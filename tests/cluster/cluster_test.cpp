@@ -449,6 +449,10 @@ TEST_F(ClusterTest, BoltErrorsReachDescribeWithComponentTaskHostAndPort) {
   auto text = cli({"describe", "fb"});
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("picky: execute threw: bad input 7"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find(", task " + std::to_string(picky_task) + " on " + picky_host + ":" +
+                             std::to_string(picky_port) + ")"),
+            std::string::npos)
+      << text.output;
   // Killing the topology removes its errors.
   ASSERT_EQ(cli({"kill", "fb", "--wait", "0"}).exit_code, 0);
   EXPECT_TRUE(eventually([&] {
@@ -852,6 +856,19 @@ TEST_F(ClusterTest, KilledWorkerIsRestartedByItsSupervisor) {
   auto after = assignment();
   ASSERT_TRUE(after);
   EXPECT_EQ(after->executors, a->executors);  // nothing moved
+  // describe keeps the failure for a minute, but says the worker runs again
+  // rather than that it is failing.
+  std::string last;
+  ASSERT_TRUE(eventually([&] {
+    auto d = cli({"describe", "wc"});
+    last = d.output;
+    return d.output.find("status: ACTIVE, 1 worker restarted after a failure") !=
+           std::string::npos;
+  })) << last;
+  EXPECT_NE(last.find("Recent worker failures:"), std::string::npos) << last;
+  EXPECT_NE(last.find("signal 9"), std::string::npos) << last;
+  EXPECT_NE(last.find(", running again since "), std::string::npos) << last;
+  EXPECT_EQ(last.find("failing"), std::string::npos) << last;
 }
 
 // The keyed state `state` of every task in `record`'s checkpoint (tasks 1 ..

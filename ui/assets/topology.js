@@ -187,7 +187,8 @@
     RS.syncRows($('failing-workers-table').tBodies[0], failing, {
       key: (f) => f.host + ':' + f.port,
       cells: (f) => [RS.hostPort(f.host, f.port), {text: f.reason, cls: 'error-text'},
-                     n(f.exitStatus), n(RS.int(f.restarts))],
+                     n(f.exitStatus), n(RS.int(f.restarts)),
+                     f.runningSince ? 'running again since ' + RS.time(f.runningSince) : 'down'],
     });
 
     const unreachable = t.metricsUnreachable || [];
