@@ -91,7 +91,8 @@ RSTORM_CLI_COMMAND("rebalance", [](CLI::App& app, int& exit_code) {
   auto args = std::make_shared<RebalanceArgs>();
   auto* sub = app.add_subcommand("rebalance", "Re-place a topology, optionally resized");
   sub->add_option("name", args->name, "topology name or id")->required();
-  sub->add_option("-n", args->workers, "number of workers (round-robin)");
+  sub->add_option("-n", args->workers, "number of workers (round-robin)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("-e", args->executors, "component=executors (repeatable)");
   sub->add_option("-r", args->resources,
                   "new resources per executor, as JSON: '{\"component\": {\"onheap.memory.mb\": "
@@ -99,7 +100,8 @@ RSTORM_CLI_COMMAND("rebalance", [](CLI::App& app, int& exit_code) {
                   "executors are placed afresh");
   sub->add_option("--wait,-w", args->wait_secs,
                   "seconds the spouts stay deactivated before the change (default: the "
-                  "topology's topology.message.timeout.secs)");
+                  "topology's topology.message.timeout.secs)")
+      ->check(CLI::NonNegativeNumber);
   rstorm::cli::add_client_flags(sub, args->flags);
   sub->callback([&exit_code, args] { exit_code = run_rebalance(*args); });
 });

@@ -310,13 +310,17 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
         // A connection that had answered ended: no TLS or address advice,
         // but whether the same nimbus takes a new one (when not, why: e.g.
         // "cannot reach nimbus at ...: is rstorm-nimbus running?").
-        std::string why = unreachable_message({at}, e.what(), tls_ != nullptr);
-        if (answered) {
-          why = "the connection to nimbus at " + at.to_string() +
-                ", which had answered, ended during the call (" + e.what() + "); " +
-                (again.empty() ? std::string("connected again") : "connecting again: " + again);
+        // A connection that never answered: the message names nimbus and
+        // the cause, and the call's RPC name would only puzzle the reader.
+        if (!answered) {
+          return Status(ErrorCode::kUnavailable,
+                        unreachable_message({at}, e.what(), tls_ != nullptr));
         }
-        return Status(ErrorCode::kUnavailable, std::string(what) + ": " + why);
+        return Status(ErrorCode::kUnavailable,
+                      std::string(what) + ": the connection to nimbus at " + at.to_string() +
+                          ", which had answered, ended during the call (" + e.what() + "); " +
+                          (again.empty() ? std::string("connected again")
+                                         : "connecting again: " + again));
       }
     }
     if (leaderless_retries > 0 && *redirect == address()) {

@@ -159,7 +159,8 @@ Cluster read_cluster(const Reader& r, const YAML::Node& root) {
     capacities(r, d, "defaults", defaults);
   }
   const YAML::Node racks = r.need(root, "", "racks");
-  if (!racks.IsSequence() || racks.size() == 0) r.fail(racks, "racks", "expected a list of racks");
+  if (!racks.IsSequence()) r.fail(racks, "racks", "expected a list of racks");
+  if (racks.size() == 0) r.fail(racks, "racks", "is empty: a cluster needs at least one rack");
   Cluster cluster;
   std::size_t slots = 0;
   std::set<std::string> ids;
@@ -275,8 +276,9 @@ TopologyRequest read_topology(const Reader& r, const YAML::Node& root) {
   request.id = TopologyId(r.text(r.need(root, "", "name"), "name"));
   if (root["config"]) read_config(r, root["config"], request);
   const YAML::Node components = r.need(root, "", "components");
-  if (!components.IsSequence() || components.size() == 0) {
-    r.fail(components, "components", "expected a list of components");
+  if (!components.IsSequence()) r.fail(components, "components", "expected a list of components");
+  if (components.size() == 0) {
+    r.fail(components, "components", "is empty: a topology needs at least one component");
   }
   std::set<std::string> names;
   long tasks = 0;

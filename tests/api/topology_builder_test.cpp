@@ -173,6 +173,21 @@ TEST(TopologyBuilder, TasksBelowOneAreNamed) {
             std::vector<std::string>{"component 'words' has -1 tasks; it must have at least 1"});
 }
 
+// As in Storm: more executors than tasks run as many executors as tasks,
+// in local mode and on a cluster alike (the structure says so).
+TEST(TopologyBuilder, ParallelismAboveTheTasksRunsOneExecutorPerTask) {
+  TopologyBuilder b;
+  b.set_spout("words", words(), 1);
+  b.set_bolt("count", counter(), 3).set_num_tasks(1).shuffle_grouping("words");
+  b.set_bolt("sink", sink(), 2).set_num_tasks(5).shuffle_grouping("count");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->component("count")->parallelism, 1);
+  EXPECT_EQ(t->component("count")->num_tasks, 1);
+  EXPECT_EQ(t->component("sink")->parallelism, 2);
+  EXPECT_EQ(t->component("sink")->num_tasks, 5);
+}
+
 // As in Storm: a component's resources are its own (set_memory_load,
 // set_cpu_load, or the keys in add_configuration), else the topology
 // config's topology.component.resources.* / topology.component.cpu.pcore.percent,

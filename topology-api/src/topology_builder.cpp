@@ -142,6 +142,11 @@ api::Result<Topology> TopologyBuilder::build() const {
       continue;
     }
     declare_streams(c, problems);
+    // As Storm: a component runs on at most as many executors as it has
+    // tasks (an executor runs one or more tasks, never none).
+    if (c.spec.num_tasks >= 1 && c.spec.parallelism > c.spec.num_tasks) {
+      c.spec.parallelism = c.spec.num_tasks;
+    }
     if (c.spec.kind == ComponentKind::kSpout) {
       spouts.emplace(id, c.spout);
     } else {
