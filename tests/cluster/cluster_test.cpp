@@ -594,6 +594,39 @@ TEST_F(ClusterTest, WorkerThatCannotRunIsReportedBySubmitWaitDescribeAndList) {
   ASSERT_EQ(cli({"kill", "broken", "--wait", "0"}).exit_code, 0);
 }
 
+// A worker that crashes (a bolt's SIGSEGV) says so: the signal in describe,
+// and a backtrace in its worker.log.
+TEST_F(ClusterTest, CrashedWorkerIsReportedWithItsSignalAndABacktrace) {
+  start_cluster();
+  auto r = cli({"submit", RSTORM_FAILING_BOLT_LIB, "--name", "crashy", "-c",
+                "failing_bolt.execute.crash=true"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json failing;
+  std::string last;
+  ASSERT_TRUE(eventually([&] {
+    auto d = cli({"describe", "crashy", "--json"});
+    last = d.output;
+    auto j = nlohmann::json::parse(d.output, nullptr, false);
+    if (d.exit_code != 0 || j.is_discarded()) return false;
+    failing = j["topology"]["failing_workers"];
+    return failing.size() == 1 && failing[0]["reason"].get<std::string>().find("crashed") !=
+                                      std::string::npos;
+  })) << last;
+  EXPECT_EQ(failing[0]["exit_status"], "signal 11 (SIGSEGV)") << failing.dump();
+  EXPECT_NE(failing[0]["reason"].get<std::string>().find(
+                "the worker crashed: fatal signal 11 (SIGSEGV)"),
+            std::string::npos)
+      << failing.dump();
+  const auto log = worker_dir(failing[0]["node"], assignment()->topology_id,
+                              failing[0]["port"].get<int>()) /
+                   "worker.log";
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("rstorm-worker: fatal signal 11 (SIGSEGV)"), std::string::npos) << text;
+  EXPECT_NE(text.find("; backtrace:"), std::string::npos) << text;
+  ASSERT_EQ(cli({"kill", "crashy", "--wait", "0"}).exit_code, 0);
+}
+
 TEST_F(ClusterTest, RebalanceChangesAComponentsExecutorsLiveAndLeavesOtherWorkersRunning) {
   start_cluster();
   submit_word_count();

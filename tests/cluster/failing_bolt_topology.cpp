@@ -7,8 +7,12 @@
 // file exists (the stall test: trees pending, nothing completes).
 //
 // With `failing_bolt.prepare.throw: true`, "picky"'s prepare throws: its
-// worker cannot run (the failing-worker test).
+// worker cannot run (the failing-worker test). With
+// `failing_bolt.execute.crash: true`, it raises SIGSEGV on input 5 (the
+// crashed-worker test).
 #include <unistd.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <stdexcept>
@@ -49,6 +53,7 @@ class PickyBolt : public rstorm::BasicBolt {
  public:
   void prepare(const rstorm::Config& config, const rstorm::TopologyContext&) override {
     block_file_ = config.get_string("failing_bolt.block.file", "");
+    crash_ = config.get_bool("failing_bolt.execute.crash", false);
     if (config.get_bool("failing_bolt.prepare.throw", false)) {
       throw std::runtime_error("cannot open the database");
     }
@@ -59,12 +64,14 @@ class PickyBolt : public rstorm::BasicBolt {
     }
     const std::int64_t n = input.get_int(0);
     if (n == 3) out.report_error("value 3 is unlucky");
+    if (n == 5 && crash_) std::raise(SIGSEGV);
     if (n == 7) throw std::runtime_error("bad input 7");
   }
   void declare_output_fields(rstorm::OutputFieldsDeclarer&) override {}
 
  private:
   std::string block_file_;
+  bool crash_ = false;
 };
 
 }  // namespace

@@ -231,6 +231,32 @@ TEST(Acker, MaxSpoutPendingBoundsTuplesInFlight) {
   EXPECT_EQ(ledger->failed_total(), 0u);
 }
 
+// A spout's own topology.max.spout.pending (set_max_spout_pending, as
+// Storm's setMaxSpoutPending) bounds it over the topology's (none here).
+TEST(Acker, MaxSpoutPendingOfOneSpoutBoundsItsTuplesInFlight) {
+  auto ledger = std::make_shared<Ledger>();
+  auto sink = std::make_shared<Ledger>();
+  auto held = std::make_shared<std::vector<Tuple>>();
+  TopologyBuilder b;
+  b.set_spout("numbers", counting_spout(ledger, 1000, true)).set_max_spout_pending(7);
+  b.set_bolt("batcher", recording_bolt(sink, [held](const Tuple& t, OutputCollector& out) {
+               held->push_back(t);
+               if (held->size() == 7) {
+                 for (const auto& h : *held) out.ack(h);
+                 held->clear();
+               }
+             }))
+      .shuffle_grouping("numbers");
+  auto t = b.build();
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", short_timeout(120), *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return ledger->acked_total() == 994; }));  // 142 batches of 7
+  ASSERT_TRUE(cluster.kill("t").is_ok());
+  EXPECT_EQ(ledger->max_in_flight.load(), 7);
+  EXPECT_EQ(ledger->failed_total(), 0u);
+}
+
 TEST(Acker, WithoutAckersReliableEmitsAreAckedAtOnce) {
   auto ledger = std::make_shared<Ledger>();
   auto sink = std::make_shared<Ledger>();

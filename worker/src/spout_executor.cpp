@@ -254,7 +254,10 @@ SpoutExecutor::SpoutExecutor(const ExecutorEnv& env, const ExecutorPlan& plan, s
           2),
       min_limit_(std::max(1.0, env.plan->settings.window_min_pending)),
       starve_ns_(std::chrono::nanoseconds(env.plan->settings.window_starve).count()),
-      adaptive_(env.plan->settings.max_spout_pending == 0 && env.plan->acking()),
+      max_pending_(static_cast<std::uint32_t>(std::max<std::int64_t>(
+          0, config_int(plan.component->config, keys::kTopologyMaxSpoutPending,
+                        env.plan->settings.max_spout_pending)))),
+      adaptive_(max_pending_ == 0 && env.plan->acking()),
       burst_(env.plan->settings.batch_size) {
   sweep_period_ns_ = std::clamp<std::int64_t>(timeout_ns_ / 10, 100'000'000, 1'000'000'000);
   // A fused head with acking completes the trees that run wholly on its
@@ -489,7 +492,7 @@ void SpoutExecutor::apply_activation() {
 }
 
 bool SpoutExecutor::call_next_tuple() {
-  const auto max_pending = static_cast<std::uint32_t>(env_.plan->settings.max_spout_pending);
+  const std::uint32_t max_pending = max_pending_;
   bool emitted = false;
   for (auto& t : tasks_) {
     const std::uint32_t bound = adaptive_ ? static_cast<std::uint32_t>(t->limit) : max_pending;

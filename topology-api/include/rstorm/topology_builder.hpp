@@ -84,6 +84,12 @@ class ComponentDeclarer {
 class SpoutDeclarer : public ComponentDeclarer<SpoutDeclarer> {
  public:
   using ComponentDeclarer::ComponentDeclarer;
+  // Trees of this spout's each task pending at once (Storm's
+  // setMaxSpoutPending): topology.max.spout.pending for this spout only.
+  SpoutDeclarer& set_max_spout_pending(int pending) {
+    return add_configuration(std::string(keys::kTopologyMaxSpoutPending),
+                             static_cast<std::int64_t>(pending));
+  }
 };
 
 // How a bolt subscribes to streams; shared by BoltDeclarer and

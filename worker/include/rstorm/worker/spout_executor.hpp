@@ -119,6 +119,9 @@ class SpoutExecutor final : public Executor {
   std::int64_t latency_target_ns_;  // half the message timeout beyond windows' hold
   double min_limit_;                 // the adaptive bound's floor (windows to fill)
   std::int64_t starve_ns_;           // RuntimeSettings::window_starve; 0: off
+  // topology.max.spout.pending of this spout: its own (add_configuration,
+  // Storm's setMaxSpoutPending) else the topology's; 0 for none.
+  std::uint32_t max_pending_;
   bool adaptive_;                   // max.spout.pending null and acking on
   std::size_t burst_;
   std::uint64_t emits_ = 0;
