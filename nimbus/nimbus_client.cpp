@@ -57,6 +57,21 @@ std::string unreachable_message(const std::vector<NimbusAddress>& seeds, const s
 
 namespace {
 
+// The message of an exception nimbus threw that the call does not declare,
+// as Thrift passes it on ("... NotLeaderException(msg=ZooKeeper at ...
+// unreachable: ..., leader_host=, ...)"): the msg alone when there is one.
+std::string server_message(const std::string& what) {
+  const std::size_t at = what.find("(msg=");
+  if (at == std::string::npos) return what;
+  std::string msg = what.substr(at + 5);
+  if (const std::size_t end = msg.rfind(", leader_host="); end != std::string::npos) {
+    msg.resize(end);
+  } else if (!msg.empty() && msg.back() == ')') {
+    msg.pop_back();
+  }
+  return msg;
+}
+
 // Opens a connection to `address` and, with options.act_as, asks nimbus to
 // take its calls for that principal.
 Result<std::unique_ptr<NimbusClient::Connection>> open_connection(
@@ -285,6 +300,13 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
         } else {
           redirect = NimbusAddress{e.leader_host, e.leader_port};
         }
+      } catch (const apache::thrift::TApplicationException& e) {
+        // Nimbus answered, with an error the call declares no exception
+        // for (a read while its ZooKeeper is unreachable, say): the
+        // connection is fine, and "is rstorm-nimbus running?" would mislead.
+        connection_->answered = true;
+        return Status(ErrorCode::kUnavailable, "nimbus at " + connection_->address.to_string() +
+                                                   " cannot answer: " + server_message(e.what()));
       } catch (const std::exception& e) {
         // The connection is in an unknown state; the next call reconnects.
         transport_failed_ = true;

@@ -1688,6 +1688,16 @@ TEST_F(ClusterTest, ClusterRecoversFromZooKeeperRestart) {
   submit_word_count();
   std::optional<thrift::Assignment> a = running_assignment();
   ASSERT_TRUE(a);
+  ASSERT_TRUE(zk_->stop());
+  // Nimbus runs but cannot read the cluster's state: it says so, and the
+  // CLI does not ask whether it runs.
+  std::string down;
+  EXPECT_TRUE(eventually([&] {
+    auto r = cli({"list"});
+    down = r.output;
+    return r.exit_code != 0 && r.output.find("cannot answer: ZooKeeper at ") != std::string::npos;
+  })) << down;
+  EXPECT_EQ(down.find("is rstorm-nimbus running"), std::string::npos) << down;
   ASSERT_TRUE(zk_->restart());
   // Supervisors are registered again, the assignment is there, workers run,
   // and nimbus answers.
