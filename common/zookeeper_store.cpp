@@ -8,6 +8,8 @@
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <optional>
+#include <string_view>
 
 namespace rstorm {
 namespace {
@@ -29,6 +31,43 @@ bool is_sequential(CreateMode mode) {
 }
 
 std::once_flag log_level_once;
+
+// The ZooKeeper C client's own log lines, through the first store's logger
+// (its format, its file) and at most one in 30 s: during an outage the
+// client logs every reconnect attempt, three a second.
+struct ClientLog {
+  std::mutex mutex;
+  std::optional<Logger> logger;
+  std::chrono::steady_clock::time_point next;
+  int suppressed = 0;
+};
+ClientLog& client_log() {
+  static ClientLog* log = new ClientLog();  // never destroyed: the client's threads may outlive main
+  return *log;
+}
+
+extern "C" void on_zookeeper_client_log(const char* message) {
+  ClientLog& log = client_log();
+  std::lock_guard lock(log.mutex);
+  if (!log.logger) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < log.next) {
+    ++log.suppressed;
+    return;
+  }
+  std::string_view text(message);
+  // Its own timestamp and thread prefix: from the level ("ZOO_ERROR@...") on.
+  if (const std::size_t at = text.find("ZOO_"); at != std::string_view::npos) text.remove_prefix(at);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  if (log.suppressed > 0) {
+    log.logger->warn("ZooKeeper client: {} ({} more of its lines in the last 30 s not logged)",
+                     text, log.suppressed);
+  } else {
+    log.logger->warn("ZooKeeper client: {}", text);
+  }
+  log.suppressed = 0;
+  log.next = now + std::chrono::seconds(30);
+}
 
 }  // namespace
 
@@ -107,7 +146,11 @@ ZooKeeperStore::ZooKeeperStore(ZooKeeperOptions options, Logger logger)
 
 Result<std::unique_ptr<ZooKeeperStore>> ZooKeeperStore::connect(ZooKeeperOptions options,
                                                                  Logger logger) {
-  std::call_once(log_level_once, [] { zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR); });
+  std::call_once(log_level_once, [&] {
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    std::lock_guard lock(client_log().mutex);
+    client_log().logger = logger;
+  });
   std::unique_ptr<ZooKeeperStore> store(new ZooKeeperStore(std::move(options), std::move(logger)));
   {
     std::unique_lock lock(store->handle_mutex_);
@@ -141,7 +184,8 @@ Status ZooKeeperStore::open_session() {
   }
   const auto timeout_ms = static_cast<int>(options_.session_timeout.count());
   zhandle_t* zh =
-      zookeeper_init(options_.servers.c_str(), &on_session_event, timeout_ms, nullptr, context, 0);
+      zookeeper_init2(options_.servers.c_str(), &on_session_event, timeout_ms, nullptr, context, 0,
+                      &on_zookeeper_client_log);
   if (zh == nullptr) {
     return Status(ErrorCode::kUnavailable, "cannot start a ZooKeeper client for '" +
                                                options_.servers + "': " + std::strerror(errno));
