@@ -659,6 +659,29 @@ TEST(WindowedBoltBuilder, RefusesBadWindowsNamingTheComponent) {
   }
 }
 
+// A count window fills in each task of the bolt: with tuples spread over 2
+// tasks, a tumbling window of 100 (200 unacked at most, the next window
+// filling while one is processed) needs room for 400 in flight.
+TEST(WindowedBoltBuilder, ACountWindowInEachTaskMustFitWhatMaxSpoutPendingLetsInFlight) {
+  auto lib = load_topology_library(RSTORM_TEST_WINDOWED_LIB);
+  ASSERT_TRUE(lib.ok()) << lib.status().message();
+  Config c;
+  c.set("test.spouts", std::int64_t{2});
+  c.set("test.count.window", std::int64_t{100});
+  c.set("test.count.tasks", std::int64_t{2});
+  c.set(std::string(keys::kTopologyMaxSpoutPending), std::int64_t{150});
+  auto t = lib->build(c);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(all_problems(t).find("windowed bolt 'counted': its window holds up to 200 tuples "
+                                 "unacked in each of its 2 tasks (400 in all), more than "
+                                 "topology.max.spout.pending (150) x 2 spout tasks"),
+            std::string::npos)
+      << all_problems(t);
+  c.set(std::string(keys::kTopologyMaxSpoutPending), std::int64_t{200});
+  auto fits = lib->build(c);
+  EXPECT_TRUE(fits.ok()) << all_problems(fits);
+}
+
 TEST(WindowedBoltBuilder, AWindowLongerThanTheMessageTimeoutIsRefusedWithTheConfig) {
   auto lib = load_topology_library(RSTORM_TEST_WINDOWED_LIB);
   ASSERT_TRUE(lib.ok()) << lib.status().message();

@@ -26,7 +26,16 @@ class Summer : public rstorm::WindowedBolt {
 
 RSTORM_TOPOLOGY(windowed) {
   rstorm::TopologyBuilder b;
-  b.set_spout("numbers", [] { return std::make_unique<TimeSpout>(); });
+  b.set_spout("numbers", [] { return std::make_unique<TimeSpout>(); },
+              static_cast<int>(config.get_int("test.spouts", 1)));
+  // With `test.count.window` > 0, a bolt with a tumbling count window of
+  // that many tuples on `test.count.tasks` tasks too.
+  if (const auto n = config.get_int("test.count.window", 0); n > 0) {
+    b.set_bolt("counted", [] { return std::make_unique<Summer>(); },
+               static_cast<int>(config.get_int("test.count.tasks", 1)))
+        .shuffle_grouping("numbers")
+        .with_tumbling_window(rstorm::Count(static_cast<int>(n)));
+  }
   b.set_bolt("sum", [] { return std::make_unique<Summer>(); })
       .shuffle_grouping("numbers")
       .with_window(rstorm::Duration(20'000),

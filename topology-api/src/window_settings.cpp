@@ -158,13 +158,26 @@ void check_windows_against(const TopologySpec& spec, const Config& topology_conf
       const std::int64_t span =
           s->length.value + (s->slide.unit == WindowSize::Unit::kCount ? s->slide.value : 0);
       const std::int64_t room = max_pending * spout_tasks;
-      if (span > room) {
-        problems.push_back("windowed bolt '" + c.id + "': its window holds up to " +
-                           std::to_string(span) + " tuples unacked, more than " +
-                           std::string(keys::kTopologyMaxSpoutPending) + " (" +
-                           std::to_string(max_pending) + ") x " + std::to_string(spout_tasks) +
-                           " spout tasks lets in flight: it would never fill; raise " +
-                           std::string(keys::kTopologyMaxSpoutPending) + " or shorten the window");
+      // Tuples spread over the bolt's tasks (shuffle, fields, ...) fill
+      // every task's window at once only with room for all of them; with
+      // global or all grouping each tuple is in one window per task anyway.
+      bool spread = false;
+      for (const auto& in : c.inputs) {
+        spread = spread || (in.grouping.type != GroupingType::kGlobal &&
+                            in.grouping.type != GroupingType::kAll);
+      }
+      const std::int64_t windows = spread ? std::max(1, c.num_tasks) : 1;
+      if (span * windows > room) {
+        problems.push_back(
+            "windowed bolt '" + c.id + "': its window holds up to " + std::to_string(span) +
+            " tuples unacked" +
+            (windows > 1 ? " in each of its " + std::to_string(windows) + " tasks (" +
+                               std::to_string(span * windows) + " in all)"
+                         : std::string()) +
+            ", more than " + std::string(keys::kTopologyMaxSpoutPending) + " (" +
+            std::to_string(max_pending) + ") x " + std::to_string(spout_tasks) +
+            " spout tasks lets in flight: it would never fill; raise " +
+            std::string(keys::kTopologyMaxSpoutPending) + " or shorten the window");
       }
     }
   }
