@@ -233,6 +233,11 @@ void Supervisor::recover() {
     slot.launched_at = Clock::now();
     auto spec = wp::read_spec_file(launcher_.worker_dir(r.topology_id, r.port) / "spec.json");
     if (spec) slot.executors = spec->own_executors();
+    // The worker stops once its supervisor has been gone too long: this
+    // one takes it over.
+    if (Status s = launcher_.write_supervisor_mark(r.topology_id, r.port); !s) {
+      logger_.warn("worker of topology '{}' on port {}: {}", r.topology_id, r.port, s.message());
+    }
     logger_.info("adopted worker of topology '{}' on port {} (pid {}) from an earlier run",
                  r.topology_id, r.port, r.process.pid);
     std::lock_guard lock(mutex_);

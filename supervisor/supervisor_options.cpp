@@ -85,6 +85,7 @@ Result<SupervisorOptions> SupervisorOptions::from_config(const Config& config) {
         secs(config, "supervisor.heartbeat.frequency.secs", o.heartbeat_frequency);
     o.monitor_frequency = secs(config, "supervisor.monitor.frequency.secs", o.monitor_frequency);
     o.shutdown_wait = secs(config, "supervisor.worker.shutdown.sleep.secs", o.shutdown_wait);
+    o.orphan_timeout = secs(config, "nimbus.supervisor.timeout.secs", o.orphan_timeout);
     o.worker_heartbeat_ms =
         static_cast<int>(1000 * config.get_double("worker.heartbeat.frequency.secs", 1.0));
     for (const auto& [key, entry] : config.entries()) {

@@ -32,6 +32,9 @@ struct SupervisorOptions {
   std::chrono::seconds monitor_frequency{3};      // supervisor.monitor.frequency.secs
   std::chrono::seconds shutdown_wait{3};          // supervisor.worker.shutdown.sleep.secs
   int worker_heartbeat_ms = 1000;                 // worker.heartbeat.frequency.secs
+  // Workers outliving this supervisor stop after this (nimbus moves their
+  // executors then): nimbus.supervisor.timeout.secs.
+  std::chrono::seconds orphan_timeout{60};
   // What this machine's config says to its workers: every worker.*,
   // storm.messaging.* and storm.metrics.* entry (transport buffers, metrics
   // host and port offset, ...). A worker's config is these with the topology's

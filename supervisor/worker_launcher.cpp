@@ -1,8 +1,11 @@
 #include "supervisor/worker_launcher.hpp"
 
+#include <unistd.h>
+
 #include "common/sha256.hpp"
 #include "common/thrift/codec.hpp"
 #include "supervisor/log_viewer.hpp"
+#include "supervisor/process_control.hpp"
 
 namespace rstorm::supervisor {
 
@@ -112,8 +115,18 @@ Result<wp::WorkerSpec> WorkerLauncher::prepare(const thrift::Assignment& a,
     spec.config.set(std::string(keys::kNimbusSeeds), ConfigValue(std::move(list)), "supervisor");
   }
   spec.heartbeat_interval_ms = options_.worker_heartbeat_ms;
+  spec.orphan_timeout_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.orphan_timeout).count();
   spec.secret = info_it->second.secret;
   return spec;
+}
+
+Status WorkerLauncher::write_supervisor_mark(const std::string& topology_id, int port) {
+  const pid_t self = ::getpid();
+  const auto ticks = process_start_ticks(self);
+  return wp::write_file_atomically(
+      worker_dir(topology_id, port) / "supervisor",
+      std::to_string(self) + " " + std::to_string(ticks.value_or(0)) + "\n");
 }
 
 Status WorkerLauncher::write_status(const std::string& topology_id, int port, bool active) {
@@ -198,6 +211,7 @@ Result<ProcessId> WorkerLauncher::launch(const wp::WorkerSpec& spec, bool active
   if (Status s = write_status(spec.topology_id, spec.port, active); !s) return s;
   if (Status s = write_worker_token(spec.topology_id, spec.port); !s) return s;
   if (Status s = write_acl(spec); !s) return s;
+  if (Status s = write_supervisor_mark(spec.topology_id, spec.port); !s) return s;
   return launch_process(options_.worker_binary, {"--spec", spec_path.string()},
                         spec.worker_dir / "worker.log");
 }

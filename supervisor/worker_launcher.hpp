@@ -47,6 +47,9 @@ class WorkerLauncher {
   Status write_acl(const worker_process::WorkerSpec& spec);
   // Writes the desired status file of a running worker.
   Status write_status(const std::string& topology_id, int port, bool active);
+  // Tells the worker on `port` which process supervises it (its
+  // supervisor_file): at launch, and when a restarted supervisor adopts it.
+  Status write_supervisor_mark(const std::string& topology_id, int port);
   // Forgets the topology's cached name and config (after it left this node).
   void forget_topology(const std::string& topology_id) { topology_info_.erase(topology_id); }
   // Deletes cached code whose SHA-256 is not in `keep`.

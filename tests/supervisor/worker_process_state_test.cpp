@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
 
 #include "common/metrics/prometheus_server.hpp"
 #include "rstorm/worker/state_backends.hpp"
@@ -57,6 +61,55 @@ TEST(WorkerProcessState, KeyedStateGoesToRocksDbUnderTheWorkersFolder) {
   std::map<std::string, std::int64_t> expected;
   for (int i = 0; i < 7; ++i) expected["w" + std::to_string(i)] = 200;
   EXPECT_EQ(counts, expected);
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+}
+
+// A worker whose supervisor died and was not restarted stops once nimbus
+// has moved its executors elsewhere (nimbus.supervisor.timeout.secs), rather
+// than run them a second time.
+TEST(WorkerProcessOrphan, AWorkerWhoseSupervisorIsGoneStopsAfterTheOrphanTimeout) {
+  std::string pattern = ::testing::TempDir() + "rstorm_worker_orphan_XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path root = pattern;
+  const int port = metrics::free_loopback_port();
+  WorkerSpec spec;
+  spec.topology_id = "kv-1";
+  spec.topology_name = "keyed_state";
+  spec.library = RSTORM_KEYED_STATE_LIB;
+  spec.supervisor_id = "n";
+  spec.host = "127.0.0.1";
+  spec.port = port;
+  spec.worker_dir = root / "workers" / ("kv-1-" + std::to_string(port));
+  std::filesystem::create_directories(spec.worker_dir);
+  spec.executors = {
+      {"count", 1, 1, "n", port}, {"count", 2, 2, "n", port}, {"words", 3, 3, "n", port}};
+  spec.config.set("topology.state.provider", nullptr, "conf/defaults.yaml");
+  spec.heartbeat_interval_ms = 50;
+  spec.orphan_timeout_ms = 200;
+  // The supervisor: a process that has exited (a reaped child).
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_GT(gone, 0);
+  ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);
+  ASSERT_TRUE(write_file_atomically(spec.supervisor_file(), std::to_string(gone) + " 12345\n"));
+  auto logger =
+      std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  auto worker = WorkerProcess::start(spec, logger);
+  ASSERT_TRUE(worker) << worker.status().message();
+  std::atomic<bool> stop{false};
+  std::atomic<bool> ended{false};
+  std::thread runner([&] {
+    (*worker)->run(stop);
+    ended = true;
+  });
+  const bool stopped_itself = eventually([&] { return ended.load(); });
+  stop = true;
+  runner.join();
+  EXPECT_TRUE(stopped_itself);
+  EXPECT_FALSE((*worker)->restart_needed());
+  EXPECT_TRUE((*worker)->failure().empty());
+  worker->reset();
   std::error_code ec;
   std::filesystem::remove_all(root, ec);
 }

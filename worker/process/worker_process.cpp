@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include "common/metrics/security_config.hpp"
@@ -425,6 +428,63 @@ void WorkerProcess::follow_epoch() {
   epoch_exit_ = true;
 }
 
+namespace {
+
+// Whether `mark` ("<pid> <start ticks>", supervisor_file) names a live
+// process: the pid alive with the same start time (not a reused pid).
+bool supervisor_alive(const std::string& mark) {
+  std::istringstream in(mark);
+  long pid = 0;
+  unsigned long long ticks = 0;
+  if (!(in >> pid >> ticks) || pid <= 0) return true;  // unreadable: not ours to judge
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!stat || !std::getline(stat, text)) return false;
+  // Field 22 (starttime), counted after the command's closing parenthesis.
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  char state = '?';
+  fields >> state;
+  if (state == 'Z' || state == 'X') return false;
+  for (int i = 4; i < 22 && (fields >> field); ++i) {
+  }
+  unsigned long long start = 0;
+  if (!(fields >> start)) return false;
+  return ticks == 0 || start == ticks;
+}
+
+}  // namespace
+
+void WorkerProcess::check_supervisor() {
+  if (spec_.orphan_timeout_ms <= 0) return;
+  auto mark = read_whole_file(spec_.supervisor_file());
+  if (!mark) return;  // not started by a supervisor (a bench, a test)
+  const auto now = std::chrono::steady_clock::now();
+  if (supervisor_alive(*mark)) {
+    if (supervisor_gone_since_) {
+      logger_->info("[topology={}] a supervisor took this worker over again", spec_.topology_id);
+    }
+    supervisor_gone_since_.reset();
+    return;
+  }
+  if (!supervisor_gone_since_) {
+    supervisor_gone_since_ = now;
+    logger_->warn("[topology={}] the supervisor of this worker (process {}) is gone; it stops "
+                  "in {} ms unless a restarted supervisor takes it over",
+                  spec_.topology_id, mark->substr(0, mark->find(' ')), spec_.orphan_timeout_ms);
+    return;
+  }
+  if (now - *supervisor_gone_since_ >= std::chrono::milliseconds(spec_.orphan_timeout_ms)) {
+    logger_->error("[topology={}] no supervisor took this worker over within {} ms "
+                   "(nimbus.supervisor.timeout.secs): nimbus runs its executors elsewhere now, "
+                   "so it stops rather than run them twice",
+                   spec_.topology_id, spec_.orphan_timeout_ms);
+    orphaned_ = true;
+  }
+}
+
 void WorkerProcess::apply_status() {
   auto text = read_whole_file(spec_.status_file());
   if (!text) return;  // no file yet: keep the current state
@@ -537,7 +597,7 @@ void WorkerProcess::run(const std::atomic<bool>& stop) {
   const auto interval = std::chrono::milliseconds(spec_.heartbeat_interval_ms);
   const auto poll = std::min(interval, std::chrono::milliseconds(100));
   auto next_beat = std::chrono::steady_clock::now() + interval;
-  while (!stop.load() && !restart_needed_) {
+  while (!stop.load() && !restart_needed_ && !orphaned_) {
     std::this_thread::sleep_for(poll);
     if (std::string fatal = runtime_->runtime().fatal_error(); !fatal.empty()) {
       failure_ = std::move(fatal);
@@ -552,6 +612,8 @@ void WorkerProcess::run(const std::atomic<bool>& stop) {
       if (!written) logger_->warn("{}", written.to_string());
     }
     if (std::chrono::steady_clock::now() >= next_beat) {
+      check_supervisor();
+      if (orphaned_) break;
       follow_assignment();
       Status written = write_heartbeat();
       if (!written) logger_->warn("{}", written.to_string());

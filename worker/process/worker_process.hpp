@@ -16,6 +16,8 @@
 // transport, data plane, in that order) and writes a last heartbeat.
 #pragma once
 
+#include <optional>
+
 #include <atomic>
 #include <memory>
 
@@ -83,6 +85,9 @@ class WorkerProcess {
       std::chrono::milliseconds timeout, std::string* where);
   // Whether another worker moved the epoch on: this one must restart.
   void follow_epoch();
+  // Whether the supervisor named in the spec's supervisor_file has been
+  // gone for orphan_timeout_ms: then this worker must stop (orphaned_).
+  void check_supervisor();
 
   WorkerSpec spec_;  // the assignment version last applied
   const std::shared_ptr<spdlog::logger> logger_;
@@ -92,6 +97,8 @@ class WorkerProcess {
   std::chrono::steady_clock::time_point started_;
   bool restart_needed_ = false;
   bool epoch_exit_ = false;  // another worker moved the recovery epoch on
+  bool orphaned_ = false;    // its supervisor is gone for good (check_supervisor)
+  std::optional<std::chrono::steady_clock::time_point> supervisor_gone_since_;
   std::string failure_;
   bool announced_ = false;  // a heartbeat was written (every task was ready)
   bool stopped_ = false;

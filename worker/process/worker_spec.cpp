@@ -76,6 +76,7 @@ std::string spec_to_json(const WorkerSpec& spec) {
   j["worker_dir"] = spec.worker_dir.string();
   j["assignment_version"] = spec.assignment_version;
   j["heartbeat_interval_ms"] = spec.heartbeat_interval_ms;
+  j["orphan_timeout_ms"] = spec.orphan_timeout_ms;
   if (!spec.secret.empty()) j["secret"] = security::to_hex(spec.secret);
   json executors = json::array();
   for (const auto& e : spec.executors) executors.push_back(executor_to_json(e));
@@ -107,6 +108,7 @@ Result<WorkerSpec> spec_from_json(std::string_view text) {
     spec.worker_dir = j.at("worker_dir").get<std::string>();
     spec.assignment_version = j.value("assignment_version", std::int64_t{0});
     spec.heartbeat_interval_ms = j.value("heartbeat_interval_ms", 1000);
+    spec.orphan_timeout_ms = j.value("orphan_timeout_ms", std::int64_t{60000});
     if (j.contains("secret")) {
       auto secret = security::from_hex(j.at("secret").get<std::string>());
       if (!secret) return Status(ErrorCode::kInvalidArgument, "bad worker spec: secret is not hex");

@@ -49,6 +49,11 @@ struct WorkerSpec {
   std::map<std::string, std::string> node_hosts;  // supervisor id -> host, every node of it
   Config config;                        // the topology's config (with origins)
   int heartbeat_interval_ms = 1000;     // worker.heartbeat.frequency.secs
+  // A worker whose supervisor is gone (supervisor_file names no live
+  // process) this long stops: by then nimbus has moved its executors to
+  // other nodes (nimbus.supervisor.timeout.secs), and a copy left running
+  // would run them twice. A supervisor restarted sooner adopts it. 0: never.
+  std::int64_t orphan_timeout_ms = 60000;
   // The topology's secret (bytes; hex in spec.json): proves to the other
   // workers that this one belongs to the topology when
   // storm.messaging.netty.authentication is on. spec.json is written 0600.
@@ -62,6 +67,9 @@ struct WorkerSpec {
   // Written by a worker that cannot start or run, just before it exits 1:
   // why, in one line (read by the supervisor, reported to nimbus).
   std::filesystem::path failure_file() const { return worker_dir / "failure"; }
+  // "<pid> <start ticks>" of the supervisor running this worker, written at
+  // launch and when a restarted supervisor adopts it.
+  std::filesystem::path supervisor_file() const { return worker_dir / "supervisor"; }
   // The host of node `node_id`: node_hosts, else this worker's own host when
   // it is this worker's node; empty when unknown.
   std::string host_of(const std::string& node_id) const;
