@@ -40,6 +40,11 @@ Result<std::unique_ptr<NimbusClient>> connect_for_cli(const ClientFlags& flags) 
                           "nimbus.seeds is the default: give --config FILE");
       }
     }
+    if (client && !(*client)->not_leader_reason().empty()) {
+      std::cerr << "rstorm: warning: answered by nimbus at " << (*client)->address().to_string()
+                << ", which does not lead: " << (*client)->not_leader_reason()
+                << " (a failover may be under way); what it shows may be out of date\n";
+    }
     return client;
   } catch (const ConfigError& e) {
     return Status(ErrorCode::kInvalidArgument, e.what());

@@ -220,7 +220,10 @@ Result<std::unique_ptr<NimbusClient>> NimbusClient::connect(Options options) {
         continue;
       }
       note(seed.to_string() + ": " + leader.status().message());
-      if (!fallback) fallback = std::move(client);
+      if (!fallback) {
+        client->not_leader_reason_ = leader.status().message();
+        fallback = std::move(client);
+      }
       continue;
     }
     NimbusAddress at{leader->host, tls ? leader->tls_port : leader->port};
@@ -228,12 +231,19 @@ Result<std::unique_ptr<NimbusClient>> NimbusClient::connect(Options options) {
     if (tls && leader->tls_port <= 0) {
       note("the leader named by " + seed.to_string() + ", " + leader->host + ":" +
            std::to_string(leader->port) + ", serves no TLS port (nimbus.thrift.tls.port)");
-      if (!fallback) fallback = std::move(client);
+      if (!fallback) {
+        client->not_leader_reason_ = "the leader it names, " + leader->host + ":" +
+                                     std::to_string(leader->port) + ", serves no TLS port";
+        fallback = std::move(client);
+      }
       continue;
     }
     if (Status s = client->reconnect(at); !s) {
       note("leader named by " + seed.to_string() + ": " + s.message());
-      if (!fallback) fallback = std::move(client);
+      if (!fallback) {
+        client->not_leader_reason_ = "the leader it names, " + at.to_string() + ", does not answer";
+        fallback = std::move(client);
+      }
       continue;
     }
     return client;
@@ -349,7 +359,15 @@ Status NimbusClient::invoke(const char* what, F&& call, bool follow) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       continue;
     }
-    if (Status s = reconnect(*redirect); !s) return s;
+    if (Status s = reconnect(*redirect); !s) {
+      // The leader nimbus answered with is gone (killed, its ZooKeeper
+      // session not yet expired): a failover, not a nimbus to start.
+      return Status(ErrorCode::kUnavailable,
+                    "the leader " + redirect->to_string() + " named by " +
+                        address().to_string() + " does not answer (" + s.message() +
+                        "); if it died, another nimbus leads once its ZooKeeper session expires "
+                        "(storm.zookeeper.session.timeout): try again then");
+    }
     return invoke(what, std::forward<F>(call), false);
   }
 }

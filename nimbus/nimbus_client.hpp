@@ -87,6 +87,11 @@ class NimbusClient {
 
   // The nimbus this client talks to.
   NimbusAddress address() const;
+  // Empty when connect() reached the leader (or a nimbus that knows of no
+  // leader yet); otherwise why not: the client talks to a nimbus that does
+  // not lead (the leader it names does not answer: a failover under way),
+  // which answers reads from what it last saw.
+  const std::string& not_leader_reason() const { return not_leader_reason_; }
 
   Result<std::string> submit_topology(const std::string& name,
                                       const thrift::TopologyStructure& structure,
@@ -143,6 +148,7 @@ class NimbusClient {
   std::unique_ptr<Connection> connection_;  // guarded by mutex_
   // The last call failed in the transport (not an answer from nimbus).
   bool transport_failed_ = false;  // guarded by mutex_
+  std::string not_leader_reason_;  // set once, by connect()
 };
 
 // The blob key of task `task`'s part of checkpoint `checkpoint`, taken in
