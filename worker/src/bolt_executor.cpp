@@ -401,6 +401,17 @@ void BoltExecutor::run() {
 
 void BoltExecutor::flush_if_due(std::int64_t& flushed_ns) {
   const std::int64_t now = now_ns();
+  // Waited on a full queue since the last look: output is flowing as fast
+  // as it is taken, and flushing would only hand on smaller batches; that
+  // wait says nothing of the bolt's pace either.
+  const std::uint64_t waits = stats_.backpressure_waits.load(std::memory_order_relaxed);
+  if (waits != waits_seen_) {
+    waits_seen_ = waits;
+    last_check_ns_ = now;
+    flush_countdown_ = flush_stride_;
+    flushed_ns = now;
+    return;
+  }
   // The next look after about one flush interval's inputs at the pace just
   // seen: at every input for a bolt that takes a millisecond or more, once
   // in kMaxFlushStride for a quick one (reading the clock stays cheap).

@@ -112,6 +112,7 @@ class BoltExecutor final : public Executor {
   std::uint32_t flush_stride_ = 1;
   std::uint32_t flush_countdown_ = 1;
   std::int64_t last_check_ns_ = 0;
+  std::uint64_t waits_seen_ = 0;  // stats_.backpressure_waits at the last look
   bool prepared_ = false;  // every task prepared: cleanup is due
   bool checkpointing_ = false;  // topology.state.checkpointing
   bool resumed_ = false;        // a tuple was received (note_resumed)
