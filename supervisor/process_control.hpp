@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/process_info.hpp"  // process_start_ticks
 #include "common/status.hpp"
 
 namespace rstorm::supervisor {
@@ -27,9 +28,6 @@ struct ProcessId {
 Result<ProcessId> launch_process(const std::filesystem::path& binary,
                                  const std::vector<std::string>& args,
                                  const std::filesystem::path& log_file);
-
-// Start time of `pid`, nullopt when there is no such process or it is a zombie.
-std::optional<std::uint64_t> process_start_ticks(pid_t pid);
 
 // True when `id` still names the same live process. Reaps it when it is an
 // exited child of this process.

@@ -20,10 +20,10 @@ namespace {
 
 using rstorm::testing::eventually;
 
-TEST(WorkerProcessState, KeyedStateGoesToRocksDbUnderTheWorkersFolder) {
-  std::string pattern = ::testing::TempDir() + "rstorm_worker_state_XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-  const std::filesystem::path root = pattern;
+// The spec of a worker running the whole keyed_state topology on a free
+// port, its folder under `root` (created). Components by id: count (tasks
+// 1, 2), words (task 3); the acker after them.
+WorkerSpec keyed_state_spec(const std::filesystem::path& root) {
   const int port = metrics::free_loopback_port();
   WorkerSpec spec;
   spec.topology_id = "kv-1";
@@ -34,9 +34,16 @@ TEST(WorkerProcessState, KeyedStateGoesToRocksDbUnderTheWorkersFolder) {
   spec.port = port;
   spec.worker_dir = root / "workers" / ("kv-1-" + std::to_string(port));
   std::filesystem::create_directories(spec.worker_dir);
-  // Components by id: count (tasks 1, 2), words (task 3); the acker after them.
   spec.executors = {
       {"count", 1, 1, "n", port}, {"count", 2, 2, "n", port}, {"words", 3, 3, "n", port}};
+  return spec;
+}
+
+TEST(WorkerProcessState, KeyedStateGoesToRocksDbUnderTheWorkersFolder) {
+  std::string pattern = ::testing::TempDir() + "rstorm_worker_state_XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path root = pattern;
+  WorkerSpec spec = keyed_state_spec(root);
   spec.config.set("keyedstate.words", std::int64_t{1400}, "test");
   spec.config.set("topology.state.provider", nullptr, "conf/defaults.yaml");
   {
@@ -72,18 +79,7 @@ TEST(WorkerProcessOrphan, AWorkerWhoseSupervisorIsGoneStopsAfterTheOrphanTimeout
   std::string pattern = ::testing::TempDir() + "rstorm_worker_orphan_XXXXXX";
   ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
   const std::filesystem::path root = pattern;
-  const int port = metrics::free_loopback_port();
-  WorkerSpec spec;
-  spec.topology_id = "kv-1";
-  spec.topology_name = "keyed_state";
-  spec.library = RSTORM_KEYED_STATE_LIB;
-  spec.supervisor_id = "n";
-  spec.host = "127.0.0.1";
-  spec.port = port;
-  spec.worker_dir = root / "workers" / ("kv-1-" + std::to_string(port));
-  std::filesystem::create_directories(spec.worker_dir);
-  spec.executors = {
-      {"count", 1, 1, "n", port}, {"count", 2, 2, "n", port}, {"words", 3, 3, "n", port}};
+  WorkerSpec spec = keyed_state_spec(root);
   spec.config.set("topology.state.provider", nullptr, "conf/defaults.yaml");
   spec.heartbeat_interval_ms = 50;
   spec.orphan_timeout_ms = 200;

@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "common/metrics/security_config.hpp"
+#include "common/process_info.hpp"
 #include "common/security/tls.hpp"
 #include "common/thrift/codec.hpp"
 #include "rstorm/topology_library.hpp"
@@ -435,24 +435,10 @@ namespace {
 bool supervisor_alive(const std::string& mark) {
   std::istringstream in(mark);
   long pid = 0;
-  unsigned long long ticks = 0;
+  std::uint64_t ticks = 0;
   if (!(in >> pid >> ticks) || pid <= 0) return true;  // unreadable: not ours to judge
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!stat || !std::getline(stat, text)) return false;
-  // Field 22 (starttime), counted after the command's closing parenthesis.
-  const std::size_t close = text.rfind(')');
-  if (close == std::string::npos) return false;
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  char state = '?';
-  fields >> state;
-  if (state == 'Z' || state == 'X') return false;
-  for (int i = 4; i < 22 && (fields >> field); ++i) {
-  }
-  unsigned long long start = 0;
-  if (!(fields >> start)) return false;
-  return ticks == 0 || start == ticks;
+  const auto start = process_start_ticks(static_cast<pid_t>(pid));
+  return start && (ticks == 0 || *start == ticks);
 }
 
 }  // namespace
