@@ -193,8 +193,10 @@ Result<scheduler::TopologyRequest> request_from_structure(
     }
     scheduler::add_component(request, spec);
     for (const auto& in : c.inputs) {
+      const thrift::GroupingType::type g = in.grouping.type;
       request.edges.push_back(scheduler::Edge{
-          in.component, c.id, in.grouping.type == thrift::GroupingType::LOCAL_OR_SHUFFLE});
+          in.component, c.id, g == thrift::GroupingType::LOCAL_OR_SHUFFLE,
+          g == thrift::GroupingType::GLOBAL || g == thrift::GroupingType::DIRECT});
     }
   }
   auto applied = scheduler::apply_topology_config(std::move(request), config);

@@ -116,8 +116,10 @@ inline Result<TopologyRequest> request_from_topology(const std::string& name,
     }
     add_component(request, component);
     for (const rstorm::InputSpec& input : c.inputs) {
-      request.edges.push_back(Edge{input.component, c.id,
-                                   input.grouping.type == rstorm::GroupingType::kLocalOrShuffle});
+      const rstorm::GroupingType g = input.grouping.type;
+      request.edges.push_back(Edge{input.component, c.id, g == rstorm::GroupingType::kLocalOrShuffle,
+                                   g == rstorm::GroupingType::kGlobal ||
+                                       g == rstorm::GroupingType::kDirect});
     }
   }
   return apply_topology_config(std::move(request), config);

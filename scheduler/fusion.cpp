@@ -39,6 +39,14 @@ std::map<std::string, std::string> fused_components(const TopologyRequest& reque
     const Edge& edge = *in->second.front();
     if (!edge.local_or_shuffle || edge.from == b.name || edge.from == kAckerComponent) continue;
     if (executors[edge.from] == 0 || executors[edge.from] != executors[b.name]) continue;
+    // A producer fed unevenly (global, direct) would hand its member only
+    // its own share: executor i of B then gets what executor i of A got,
+    // where local-or-shuffle spreads A's output over every local task of B.
+    if (auto up = inputs.find(edge.from);
+        up != inputs.end() && std::any_of(up->second.begin(), up->second.end(),
+                                          [](const Edge* e) { return e->uneven; })) {
+      continue;
+    }
     into[b.name] = edge.from;
   }
   // A ring of components each fused into the next has no head; none of it is
@@ -128,7 +136,7 @@ std::optional<FusedRequest> fuse(const TopologyRequest& request) {
   };
   for (const Edge& edge : request.edges) {
     if (auto up = into.find(edge.to); up != into.end() && up->second == edge.from) continue;
-    m.edges.push_back(Edge{named(edge.from), named(edge.to), edge.local_or_shuffle});
+    m.edges.push_back(Edge{named(edge.from), named(edge.to), edge.local_or_shuffle, edge.uneven});
   }
   if (!request.current.empty()) {
     m.current.resize(m.executors.size());

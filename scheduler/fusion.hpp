@@ -1,7 +1,8 @@
 // Fused chains as the scheduler sees them. With topology.fuse.executors a
 // worker runs a bolt B on its producer A's threads when B's only input is A by
-// local-or-shuffle, B has as many executors as A and no tick tuples, and the
-// worker holds as many executors of A as of B (worker/src/topology_runtime.cpp
+// local-or-shuffle, B has as many executors as A and no tick tuples, no input
+// of A is global or direct (Edge::uneven), and the worker holds as many
+// executors of A as of B (worker/src/topology_runtime.cpp
 // decides, per worker). The scheduler makes that happen: executor i of B is
 // placed in the worker of executor i of A, the two (or a whole chain, or a
 // producer with several such bolts) placed as one unit with the summed

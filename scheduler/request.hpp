@@ -95,6 +95,10 @@ struct Edge {
   std::string from;
   std::string to;
   bool local_or_shuffle = false;  // the input's grouping
+  // The grouping gives the consumer's tasks unequal shares whatever the
+  // load: global (every tuple to one task) or direct (the tasks the producer
+  // picks). A bolt fed so is never a fused chain's head (fusion.hpp).
+  bool uneven = false;
 };
 
 struct TopologyRequest {

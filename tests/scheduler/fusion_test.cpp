@@ -67,6 +67,25 @@ TEST(FusionTest, FindsBoltsFedByLocalOrShuffleWithEqualParallelism) {
   EXPECT_EQ(fused_components(uneven).count("sink"), 0u);
 }
 
+// A producer fed by a global or direct grouping has executors with unequal
+// shares (global: all in one): fused, each of its bolt's executors would get
+// one producer executor's share. Its bolt keeps its own executors, spread by
+// local-or-shuffle; further down, fed evenly, a chain forms again.
+TEST(FusionTest, NoBoltIsFusedIntoAProducerFedUnevenly) {
+  TopologyRequest shuffled = chain(true);
+  shuffled.edges[0].local_or_shuffle = false;
+  EXPECT_EQ(fused_components(shuffled), (std::map<std::string, std::string>{{"b", "a"}}));
+
+  TopologyRequest uneven = shuffled;
+  uneven.edges[0].uneven = true;  // spout -> a by global or direct
+  EXPECT_TRUE(fused_components(uneven).empty());
+  EXPECT_FALSE(fuse(uneven).has_value());
+
+  add_component(uneven, bolt("c", 4));
+  uneven.edges.push_back(Edge{"b", "c", true});
+  EXPECT_EQ(fused_components(uneven), (std::map<std::string, std::string>{{"c", "b"}}));
+}
+
 TEST(FusionTest, ResourceAwarePlacesEachChainExecutorWithItsHead) {
   // Nodes of one worker each, each holding at most two units (2 x 210 MB):
   // the 4 units and the sinks spread over several nodes.

@@ -251,6 +251,43 @@ TEST(Fusion, OnlyASingleLocalOrShuffleInputWithEqualParallelismAndNoTicksIsFused
   }
 }
 
+// A bolt fed by a global grouping gets everything in one executor. Its
+// local-or-shuffle consumer is not fused into it: fused, executor i of the
+// consumer would get only what executor i of the producer got, so one of
+// them would do all the work on one thread. Unfused, the producer's one
+// busy executor spreads its output over both; below it, fed evenly, the
+// next bolt is fused again.
+TEST(Fusion, NoBoltIsFusedIntoAProducerFedByAGlobalGrouping) {
+  constexpr std::int64_t kN = 2000;
+  auto spout = std::make_shared<Ledger>(), a = std::make_shared<Ledger>(),
+       b = std::make_shared<Ledger>(), c = std::make_shared<Ledger>();
+  auto threads = std::make_shared<Threads>();
+  TopologyBuilder builder;
+  builder.set_spout("spout", counting_spout(spout, kN, true));
+  builder.set_bolt("a", forwarding_bolt(a, threads), 2).global_grouping("spout");
+  builder.set_bolt("b", forwarding_bolt(b, threads), 2).local_or_shuffle_grouping("a");
+  builder.set_bolt("c", recording_bolt(c), 2).local_or_shuffle_grouping("b");
+  auto t = builder.build();
+  ASSERT_TRUE(t.ok());
+  LocalCluster cluster;
+  ASSERT_TRUE(cluster.submit("t", fused(), *t).is_ok());
+  ASSERT_TRUE(eventually([&] { return spout->acked_total() == static_cast<std::size_t>(kN); }))
+      << spout->acked_total();
+  auto stats = cluster.stats("t");
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(component(*stats, "b").fused_into, "");
+  EXPECT_EQ(component(*stats, "c").fused_into, "b");
+  {
+    std::lock_guard lock(a->mutex);
+    EXPECT_EQ(a->received.size(), 1u);  // global: one task has it all
+  }
+  std::lock_guard lock(b->mutex);
+  ASSERT_EQ(b->received.size(), 2u);  // local-or-shuffle spread it over both
+  for (const auto& [task, tuples] : b->received) EXPECT_GT(tuples.size(), 0u) << task;
+  EXPECT_EQ(c->received_total(), static_cast<std::size_t>(kN));
+  ASSERT_TRUE(cluster.kill("t").is_ok());
+}
+
 // A fused chain feeding a slow bolt through a small queue waits (backpressure)
 // instead of dropping: every tuple arrives, every tree is acked.
 TEST(Fusion, ChainIntoASlowBoltWaitsAndLosesNothing) {

@@ -226,7 +226,8 @@ api::Status TopologyRuntime::restore_checkpoint() {
 }
 
 // A bolt B is fused into its producer A when B's only input is A by
-// local-or-shuffle, A is a spout or a bolt, every worker (this one included,
+// local-or-shuffle, A is a spout or a bolt none of whose inputs is global or
+// direct, every worker (this one included,
 // with at least one) runs as many executors of A as of B, and B has no tick
 // tuples nor timer. The scheduler places them so (scheduler/fusion.hpp). The
 // i-th executor of A here then runs the i-th of B here on its thread, and
@@ -251,6 +252,19 @@ void TopologyRuntime::fuse_executors(const std::vector<std::uint32_t>& worker_of
     }
     return out;
   };
+  // A bolt one of whose inputs is global or direct: its tasks get unequal
+  // shares whatever the load, and fused, executor i of b would get only what
+  // executor i of a got, where local-or-shuffle spreads a's output over all
+  // of b's local tasks (as scheduler::fused_components decides).
+  auto fed_unevenly = [&](const std::string& a) {
+    auto in = inputs.find(a);
+    if (in == inputs.end()) return false;
+    return std::any_of(in->second.begin(), in->second.end(), [](const auto& producer_sub) {
+      const auto& [producer, sub] = producer_sub;
+      return producer->role != ExecutorRole::kAcker &&
+             (sub->type == GroupingType::kGlobal || sub->type == GroupingType::kDirect);
+    });
+  };
   // Every worker runs as many executors of a as of b.
   auto spread_alike = [&](const ComponentPlan* a, const ComponentPlan* b) {
     std::map<std::uint32_t, int> balance;
@@ -269,6 +283,7 @@ void TopologyRuntime::fuse_executors(const std::vector<std::uint32_t>& worker_of
     if (a == b.get() || a->role == ExecutorRole::kAcker) continue;
     if (sub->type != GroupingType::kLocalOrShuffle) continue;
     if (config_int(b->config, keys::kTopologyTickTupleFreqSecs, 0) > 0) continue;
+    if (a->role == ExecutorRole::kBolt && fed_unevenly(a->id)) continue;
     const auto heads = local_executors(a);
     const auto members = local_executors(b.get());
     if (heads.empty() || heads.size() != members.size() || !spread_alike(a, b.get())) continue;
