@@ -11,7 +11,9 @@
 #                           rstorm::api and rstorm_add_topology()
 #   etc/rstorm/rstorm.yaml  this machine's config, read when no --config is given
 #   share/rstorm/           defaults.yaml, rstorm.yaml.example, the Prometheus
-#                           config, the Grafana dashboard, examples' sources
+#                           config, the Grafana dashboard, examples' sources,
+#                           clusters/ and examples/paper/ (`rstorm schedule`'s
+#                           described clusters and topologies)
 # Components: "runtime" (binaries, library, share/rstorm), "config" (the
 # prefix's etc/rstorm/rstorm.yaml) and "dev" (headers, CMake package, examples);
 # the Debian packages (cmake/RstormPackage.cmake) take runtime and dev.
@@ -50,7 +52,12 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/rstorm.yaml
 install(FILES ${PROJECT_SOURCE_DIR}/conf/defaults.yaml ${PROJECT_SOURCE_DIR}/conf/rstorm.yaml.example
         DESTINATION ${RSTORM_SHARE_DIR} COMPONENT runtime)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/prometheus ${PROJECT_SOURCE_DIR}/conf/grafana
+                  ${PROJECT_SOURCE_DIR}/conf/clusters
         DESTINATION ${RSTORM_SHARE_DIR} COMPONENT runtime)
+# The R-Storm paper's topologies as `rstorm schedule` reads them (YAML), for
+# the scheduler's dry runs against share/rstorm/clusters.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/paper
+        DESTINATION ${RSTORM_SHARE_DIR}/examples COMPONENT runtime)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/word_count ${PROJECT_SOURCE_DIR}/examples/exclamation
                   ${PROJECT_SOURCE_DIR}/examples/top_words
         DESTINATION ${RSTORM_SHARE_DIR}/examples COMPONENT dev)

@@ -8,7 +8,8 @@
 #     `rstorm local` run).
 #  3. The installed `rstorm local` runs the starter library: exact sums; an
 #     installed example (share/rstorm/examples/word_count) builds on its own
-#     against the prefix and runs.
+#     against the prefix and runs; `rstorm schedule` places an installed
+#     paper topology on the installed described cluster.
 #  4. The installed `rstorm dev-cluster` runs it: every number acked.
 #  5. Bad input: find_package(rstorm 0.99), RSTORM_CONF_DIR without an
 #     rstorm.yaml (exit 2), project names that cannot build (a C++ keyword, a
@@ -91,6 +92,12 @@ cmake --build "$tmp/wc" --target word_count -j 2 >"$tmp/wc-build.log" 2>&1 || { 
 out=$(cd / && "$p/bin/rstorm" local "$tmp/wc/libword_count.so" --duration 2 2>&1) || { echo "$out"; fail "rstorm local on the installed word_count example"; }
 grep -Eq "sentences +emitted +[1-9][0-9]* " <<<"$out" || { echo "$out"; fail "the installed word_count example emitted no sentence"; }
 ok "installed example share/rstorm/examples/word_count: built against the prefix, ran: $(grep -E 'sentences +emitted' <<<"$out" | head -n 1 | tr -s ' ')"
+
+# 3c. The scheduler's dry run on the installed described cluster and paper topology.
+out=$(cd / && "$p/bin/rstorm" schedule --cluster "$p/share/rstorm/clusters/rstorm-paper.yaml" \
+      "$p/share/rstorm/examples/paper/diamond-network.yaml" 2>&1) || { echo "$out"; fail "rstorm schedule on the installed share/rstorm/clusters and examples/paper"; }
+grep -q "(resource-aware): scheduled, " <<<"$out" || { echo "$out"; fail "rstorm schedule on the installed files placed nothing"; }
+ok "installed rstorm schedule --cluster share/rstorm/clusters/rstorm-paper.yaml share/rstorm/examples/paper/diamond-network.yaml: $(grep -m1 ": scheduled, " <<<"$out")"
 
 # 4. The installed dev cluster runs the starter library.
 if command -v java >/dev/null && [ -e /usr/share/java/zookeeper.jar ]; then
