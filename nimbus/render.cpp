@@ -240,6 +240,10 @@ std::string render_cluster_text(const thrift::ClusterSummary& cluster) {
           << format_amount(s->used_memory_mb) << "/" << format_amount(s->info.memory_capacity_mb)
           << " MB  cpu " << format_amount(s->used_cpu) << "/" << format_amount(s->info.cpu_capacity)
           << "  workers " << s->num_used_workers << "/" << s->info.slots.size() << "\n";
+      for (const auto& [port, why] : s->info.busy_slots) {
+        out << "      port " << port << " not offered: another process listens on it (" << why
+            << ")\n";
+      }
     }
   }
   out << "Topologies: " << cluster.topologies.size() << "\n";
@@ -252,6 +256,8 @@ std::string render_cluster_json(const thrift::ClusterSummary& cluster) {
     nimbuses.push_back({{"host", n.host}, {"port", n.port}, {"leader", n.is_leader}});
   }
   for (const auto& s : cluster.supervisors) {
+    json busy_slots = json::object();
+    for (const auto& [port, why] : s.info.busy_slots) busy_slots[std::to_string(port)] = why;
     supervisors.push_back({{"id", s.info.id},
                            {"host", s.info.host},
                            {"rack", s.info.rack},
@@ -260,6 +266,7 @@ std::string render_cluster_json(const thrift::ClusterSummary& cluster) {
                            {"cpu_capacity", s.info.cpu_capacity},
                            {"cpu_used", s.used_cpu},
                            {"slots", s.info.slots},
+                           {"busy_slots", busy_slots},
                            {"used_workers", s.num_used_workers}});
   }
   return json{{"nimbuses", nimbuses},

@@ -1,6 +1,8 @@
 #include "supervisor/supervisor.hpp"
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <fstream>
 #include <iterator>
 
@@ -56,6 +58,25 @@ constexpr std::chrono::seconds kHealthyRun{60};
 
 }  // namespace
 
+std::optional<std::string> busy_port(const std::string& host, int port) {
+  namespace asio = boost::asio;
+  using asio::ip::tcp;
+  asio::io_context io;
+  boost::system::error_code ec;
+  tcp::resolver resolver(io);
+  auto results = resolver.resolve(host.empty() ? std::string("127.0.0.1") : host,
+                                  std::to_string(port), ec);
+  if (ec || results.empty()) return std::nullopt;
+  tcp::acceptor acceptor(io);
+  const tcp::endpoint endpoint = results.begin()->endpoint();
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(1, ec);
+  if (!ec) return std::nullopt;
+  return ec.message();
+}
+
 Supervisor::Supervisor(SupervisorOptions options, CoordinationStore& store,
                        KeyValueStore& local_store, NimbusLink& nimbus, Logger logger)
     : options_(std::move(options)),
@@ -100,10 +121,11 @@ Status Supervisor::start() {
     }
     wake_.notify_all();
   });
+  check_ports();
   if (Status s = register_node(); !s) return s;
   logger_.info("supervisor {} registered: host {}, rack {}, {} MB, {} CPU points, {} slots",
                id_, options_.host, options_.rack, options_.memory_mb, options_.cpu,
-               options_.ports.size());
+               info().slots.size());
   next_heartbeat_ = Clock::now();
   started_ = true;
   thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
@@ -150,10 +172,13 @@ thrift::SupervisorInfo Supervisor::info() const {
   info.rack = options_.rack;
   info.memory_capacity_mb = options_.memory_mb;
   info.cpu_capacity = options_.cpu;
-  info.slots = options_.ports;
   info.generic_resources = options_.generic;
   {
     std::lock_guard lock(mutex_);
+    for (int port : options_.ports) {
+      if (!busy_ports_.count(port)) info.slots.push_back(port);
+    }
+    if (!busy_ports_.empty()) info.__set_busy_slots(busy_ports_);
     for (const auto& [port, slot] : slots_) info.used_slots.push_back(port);
   }
   info.start_time_ms = start_time_ms_;
@@ -207,6 +232,43 @@ Status Supervisor::register_node() {
   }
   (void)store_.remove(path);
   return store_.create(path, data, CreateMode::kEphemeral).status();
+}
+
+bool Supervisor::check_ports() {
+  std::map<int, std::string> busy;
+  for (int port : options_.ports) {
+    {
+      std::lock_guard lock(mutex_);
+      auto it = slots_.find(port);
+      if (it != slots_.end() && it->second.record.process.pid > 0 &&
+          process_alive(it->second.record.process)) {
+        continue;  // our worker holds it
+      }
+    }
+    if (auto why = busy_port(options_.host, port)) busy.emplace(port, std::move(*why));
+  }
+  std::lock_guard lock(mutex_);
+  if (busy == busy_ports_) return false;
+  for (const auto& [port, why] : busy) {
+    if (!busy_ports_.count(port)) {
+      logger_.warn(
+          "slot port {} of {} is in use by another process ({}): not offered to nimbus until "
+          "it is free (supervisor.slots.ports)",
+          port, options_.host, why);
+    }
+  }
+  for (const auto& [port, why] : busy_ports_) {
+    if (!busy.count(port)) logger_.info("slot port {} is free again: offered to nimbus", port);
+  }
+  busy_ports_ = std::move(busy);
+  return true;
+}
+
+void Supervisor::update_registration() {
+  auto set = store_.set(paths_.supervisor(id_), encode_thrift(info()));
+  registration_stale_ = !set;
+  if (!set) logger_.warn("cannot update this supervisor's slots in ZooKeeper: {}",
+                         set.status().message());
 }
 
 void Supervisor::recover() {
@@ -300,6 +362,7 @@ void Supervisor::round() {
                                                .count());
   }
   if (Clock::now() >= next_heartbeat_) {
+    if (check_ports() || registration_stale_) update_registration();
     send_heartbeat();
     next_heartbeat_ = Clock::now() + options_.heartbeat_frequency;
   }

@@ -10,6 +10,11 @@
 // version) is kept in LocalState, so that after its own restart it adopts the
 // workers still running and still assigned, and kills the others.
 //
+// A slot port that another process listens on (a worker could not bind it)
+// is left out of the slots it offers, with a warning, and offered again once
+// it is free: nimbus then places no worker there, and moves one placed there
+// before elsewhere.
+//
 // Thread contract: thread-safe. start() and stop() from the owning thread;
 // the accessors from any thread. One control thread (owned) does all the
 // work; coordination callbacks only mark it dirty and wake it.
@@ -21,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -49,6 +55,12 @@ struct WorkerView {
   bool adopted = false;  // found running at start (started by an earlier run)
   std::vector<worker_process::SpecExecutor> executors;  // from the assignment
 };
+
+// Why a worker could not listen on `port` of `host` now (another process
+// holds it), or nullopt when it can, or when `host` does not resolve (the
+// worker then says so itself). Binds as the worker does: with
+// SO_REUSEADDR, so that a port a stopped worker left in TIME_WAIT is free.
+std::optional<std::string> busy_port(const std::string& host, int port);
 
 class Supervisor {
  public:
@@ -113,6 +125,11 @@ class Supervisor {
   void check_health(int port);
   void send_heartbeat();
   void mark_dirty();
+  // Probes the slot ports no live worker of ours holds (busy_port) and
+  // updates busy_ports_, logging each change; true when it changed.
+  bool check_ports();
+  // Writes info() to this node's registration, where nimbus reads the slots.
+  void update_registration();
 
   const SupervisorOptions options_;
   CoordinationStore& store_;
@@ -133,6 +150,9 @@ class Supervisor {
   std::atomic<bool> stopping_{false};  // stop() began: launch nothing
   std::map<std::string, bool> status_written_;  // topology-port -> active; control thread
   std::map<int, thrift::WorkerFailure> failures_;  // by port; control thread
+  // Slot ports another process listens on -> why: not offered to nimbus.
+  std::map<int, std::string> busy_ports_;  // guarded by mutex_ (written by the control thread)
+  bool registration_stale_ = false;        // control thread: update_registration failed
   std::uint64_t rounds_ = 0;   // guarded by mutex_
   std::uint64_t heartbeats_ = 0;  // guarded by mutex_
   std::chrono::steady_clock::time_point next_heartbeat_;

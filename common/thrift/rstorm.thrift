@@ -91,6 +91,9 @@ struct SupervisorInfo {
   11: string version,
   12: optional i32 logviewer_port,   // the supervisor's log viewer (-1 or unset: none)
   13: optional bool logviewer_https,  // it serves HTTPS (logviewer.https.*)
+  // Ports of supervisor.slots.ports that another process listens on, with
+  // why a worker could not: left out of `slots` until they are free.
+  14: optional map<i32, string> busy_slots,
 }
 
 struct WorkerSlot {

@@ -4,6 +4,9 @@
 #include "supervisor/supervisor.hpp"
 
 #include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -191,6 +194,35 @@ TEST_F(SupervisorTest, RegistersItsNodeWithCapacityRackAndSlots) {
   EXPECT_EQ(info->cpu_capacity, 200);
   EXPECT_EQ(info->slots, (std::vector<int>{kPortA, kPortB}));
   EXPECT_NE(node->ephemeral_owner, 0);
+}
+
+// A slot port another process listens on (here a listener of the test's
+// own) is left out of the registered slots, named with why, so that nimbus
+// places no worker there; once it is free it is offered again.
+TEST_F(SupervisorTest, SlotPortAnotherProcessListensOnIsOfferedOnlyOnceFree) {
+  boost::asio::io_context io;
+  auto squatter = std::make_unique<boost::asio::ip::tcp::acceptor>(
+      io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
+                                         static_cast<unsigned short>(kPortB)));
+  EXPECT_TRUE(sv::busy_port("127.0.0.1", kPortB).has_value());
+  EXPECT_FALSE(sv::busy_port("127.0.0.1", kPortA).has_value());
+  start_supervisor();
+  auto registered = [&] {
+    auto node = nimbus_store_->get(paths_.supervisor("node-a"));
+    EXPECT_TRUE(node) << node.status().to_string();
+    auto info = decode_thrift<thrift::SupervisorInfo>(node ? node->data : "", "SupervisorInfo");
+    return info ? *info : thrift::SupervisorInfo();
+  };
+  thrift::SupervisorInfo info = registered();
+  EXPECT_EQ(info.slots, (std::vector<int>{kPortA}));
+  ASSERT_EQ(info.busy_slots.count(kPortB), 1u);
+  EXPECT_NE(info.busy_slots.at(kPortB).find("in use"), std::string::npos)
+      << info.busy_slots.at(kPortB);
+  squatter.reset();
+  ASSERT_TRUE(eventually([&] {
+    info = registered();
+    return info.slots == std::vector<int>{kPortA, kPortB} && info.busy_slots.empty();
+  })) << info.slots.size();
 }
 
 TEST_F(SupervisorTest, AssignedSlotsRunOneWorkerProcessEachWithTheirExecutors) {
