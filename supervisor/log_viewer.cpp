@@ -39,6 +39,11 @@ Result<std::optional<std::int64_t>> int_param(const HttpRequest& request, const 
   }
 }
 
+// What the log viewer serves of a worker folder: its logs (worker.log and
+// rotated ones), never the rest (spec.json holds the topology's secret,
+// worker-token the worker's credential).
+bool is_log_file(const fs::path& path) { return path.extension() == ".log"; }
+
 }  // namespace
 
 std::string acl_to_json(const security::TopologyAcl& acl) {
@@ -107,7 +112,7 @@ HttpResponse LogViewer::handle(const HttpRequest& request) const {
     if (fs::is_directory(root, ec)) {
       for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
            it.increment(ec)) {
-        if (it->is_regular_file(ec) && it->path().extension() == ".log") {
+        if (it->is_regular_file(ec) && is_log_file(it->path())) {
           const fs::path relative = fs::relative(it->path(), root, ec);
           const std::string folder = relative.begin()->string();
           auto [at, added] = readable.try_emplace(folder, false);
@@ -139,6 +144,11 @@ HttpResponse LogViewer::handle(const HttpRequest& request) const {
   if (escapes) {
     return HttpResponse::json_error(
         403, "file '" + name + "' is outside the worker log folder " + root.string());
+  }
+  if (!is_log_file(relative) || !is_log_file(resolved)) {
+    return HttpResponse::json_error(
+        403, "file '" + name + "' is not a log: the log viewer serves only the *.log files of "
+             "a worker folder");
   }
   if (Status s = may_read(request, relative.begin()->string(), root); !s) {
     return HttpResponse::json_error(403, s.message());

@@ -348,6 +348,22 @@ TEST_F(LogViewerTest, RefusesPathsOutsideTheWorkerLogFolder) {
     EXPECT_NE(r.body.find("outside the worker log folder"), std::string::npos) << r.body;
   }
   EXPECT_EQ(get("/api/v1/log", {{"file", "nope.log"}}).status, 404);
+  // Inside a worker folder, only its logs: spec.json holds the topology's
+  // secret, worker-token the worker's credential. A link named .log to one
+  // of them is no log either.
+  std::ofstream(root_ / "workers" / "wc-1-6700" / "spec.json") << "{\"secret\": \"s\"}";
+  std::ofstream(root_ / "workers" / "wc-1-6700" / "worker-token") << "token";
+  std::filesystem::create_symlink(root_ / "workers" / "wc-1-6700" / "spec.json",
+                                  root_ / "workers" / "wc-1-6700" / "spec.log");
+  for (const std::string inside : {"wc-1-6700/spec.json", "wc-1-6700/worker-token",
+                                   "wc-1-6700/spec.log"}) {
+    for (const char* path : {"/api/v1/log", "/log"}) {
+      auto r = get(path, {{"file", inside}});
+      EXPECT_EQ(r.status, 403) << path << " " << inside << ": " << r.body;
+      EXPECT_NE(r.body.find("serves only the *.log files"), std::string::npos) << r.body;
+      EXPECT_EQ(r.body.find("secret"), std::string::npos) << r.body;
+    }
+  }
   EXPECT_EQ(get("/api/v1/log", {}).status, 400);
   auto r = get("/api/v1/log", {{"file", "wc-1-6700/worker.log"}, {"start", "-3"}});
   EXPECT_EQ(r.status, 400);
