@@ -192,8 +192,10 @@ TEST(WindowedBolt, CountTumblingInProcessingTime) {
                                       {{3, 4, 5}, {3, 4, 5}, {0, 1, 2}, h.now, h.now + 1},
                                       {{6, 7, 8}, {6, 7, 8}, {3, 4, 5}, h.now, h.now + 1}};
   EXPECT_EQ(h.activations, expected);
-  // A tuple is acked once it left the window: 0-5 have, 6-9 not yet.
-  EXPECT_EQ(h.collector.acked, (Ids{0, 1, 2, 3, 4, 5}));
+  // A tuple is acked once no later window can hold it: a tumbling window's
+  // as soon as it was processed (0-8; a finite stream's last full window
+  // needs no next one), 9 not yet.
+  EXPECT_EQ(h.collector.acked, (Ids{0, 1, 2, 3, 4, 5, 6, 7, 8}));
   // The sums, each anchored to the 3 tuples of its window.
   ASSERT_EQ(h.collector.emitted.size(), 3u);
   EXPECT_EQ(h.collector.emitted[2].values[0].as_int(), 6 + 7 + 8);
@@ -219,10 +221,12 @@ TEST(WindowedBolt, CountSlidingMatchesTheDefinition) {
         }
       }
       EXPECT_EQ(h.activations, with_deltas(expected));
-      // Acked: every tuple before the last window's first.
-      const std::int64_t last_first = h.activations.back().all.front();
+      // Acked: every tuple before the next window's first, which no later
+      // window holds (the next ends `slide` later and holds `length`).
+      const std::int64_t last_end = h.activations.back().all.back() + 1;
+      const std::int64_t next_first = std::min<std::int64_t>(last_end, last_end + slide - length);
       Ids acked;
-      for (int i = 0; i < last_first; ++i) acked.push_back(i);
+      for (int i = 0; i < next_first; ++i) acked.push_back(i);
       EXPECT_EQ(h.collector.acked, acked);
       if (memory != kAllInMemory && length > memory) {
         EXPECT_GT(h.spilled(), 0u);
@@ -460,7 +464,8 @@ TEST(WindowedBolt, ASpilledChunkThatCannotBeReadIsReportedAndLeftOut) {
                                        "state store"),
             std::string::npos)
       << h.collector.errors[0];
-  EXPECT_EQ(h.collector.acked, (Ids{1, 2, 3, 4, 5}));  // tuple 0 is not
+  // Both tumbling windows' tuples once processed; tuple 0 is not.
+  EXPECT_EQ(h.collector.acked, (Ids{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
   EXPECT_FALSE(store->get(key).has_value());           // gone once evicted
 }
 

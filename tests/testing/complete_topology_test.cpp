@@ -111,6 +111,52 @@ TEST(CompleteTopology, ABoltThatThrowsFailsItsTreeAndTheErrorIsReturned) {
   EXPECT_NE(run->errors("picky")[0].find("no moons here"), std::string::npos);
 }
 
+// Sums the first value of each window's tuples.
+class WindowSum : public WindowedBolt {
+ public:
+  void prepare(const Config&, const TopologyContext&, OutputCollector& out) override {
+    out_ = &out;
+  }
+  void execute(const TupleWindow& window) override {
+    std::int64_t sum = 0;
+    for (const Tuple* t : window.get()) sum += t->get_int(0);
+    out_->emit({sum});
+  }
+  void declare_output_fields(OutputFieldsDeclarer& d) override { d.declare(Fields{"sum"}); }
+
+ private:
+  OutputCollector* out_ = nullptr;
+};
+
+// A finite stream that fills its tumbling count windows exactly: every
+// tuple is acked once its window was processed, the last window's too,
+// with no next window to wait for (its trees used to time out and replay).
+TEST(CompleteTopology, AFiniteStreamOfFullTumblingCountWindowsIsAckedWhole) {
+  TopologyBuilder b;
+  b.set_spout("numbers", [] { return std::make_unique<examples::SentenceSpout>(); }, 1);
+  b.set_bolt("sum", [] { return std::make_unique<WindowSum>(); })
+      .shuffle_grouping("numbers")
+      .with_tumbling_window(Count(10));
+  auto topology = b.build();
+  ASSERT_TRUE(topology.ok()) << topology.status().message();
+  CompleteTopologyOptions options;
+  std::vector<Values> numbers;
+  for (std::int64_t i = 0; i < 100; ++i) numbers.push_back(Values{i});
+  options.mocked_sources.add("numbers", numbers);
+  options.config.set("topology.message.timeout.secs", std::int64_t{600});
+  options.timeout = 120s;  // well below the message timeout: no tree may wait for it
+  auto run = complete_topology(*topology, options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->acked("numbers"), 100u);
+  EXPECT_EQ(run->failed("numbers"), 0u);
+  const auto sums = run->emitted("sum");
+  ASSERT_EQ(sums.size(), 10u);
+  for (std::size_t w = 0; w < sums.size(); ++w) {
+    const auto first = static_cast<std::int64_t>(w * 10);
+    EXPECT_EQ(sums[w][0].as_int(), 10 * first + 45) << "window " << w;
+  }
+}
+
 TEST(CompleteTopology, AnUnboundedSpoutIsReportedWhenTheTimeoutPasses) {
   CompleteTopologyOptions options;
   options.config.set("wordcount.report.print", false);

@@ -400,6 +400,16 @@ class WindowedBoltAdapter final : public TimedBolt {
                                     ? end - std::min<std::uint64_t>(end - base_, s_.length.value)
                                     : first_at_or_after(end_ts - s_.length.value);
     activate(begin, end, end_ts);
+    // A count length: the next window ends `slide` tuples later and holds
+    // the `length` before that, so what is before its start is in no later
+    // window and is acked now (a tumbling window's tuples all), not when the
+    // next window comes, which never comes after a finite stream's last
+    // full window: its trees would time out and replay into another.
+    if (s_.length.unit == WindowSize::Unit::kCount) {
+      const std::uint64_t next_end = end + static_cast<std::uint64_t>(s_.slide.value);
+      const auto length = static_cast<std::uint64_t>(s_.length.value);
+      evict_before(std::min(end, next_end > length ? next_end - length : 0));
+    }
   }
 
   // Evicts (acks) what is before `begin`, then hands the bolt the window
