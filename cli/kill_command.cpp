@@ -2,10 +2,12 @@
 // accepted the kill: it deactivates the topology, waits S seconds for tuples
 // in flight, then removes its assignment (supervisors stop its workers) and
 // code. --wait-gone blocks until nimbus no longer lists it.
+#include <algorithm>
 #include <iostream>
 
 #include "client_flags.hpp"
 #include "command.hpp"
+#include "common/thrift/codec.hpp"
 #include "nimbus/cli_support.hpp"
 #include "nimbus/submitter.hpp"
 
@@ -42,7 +44,15 @@ RSTORM_CLI_COMMAND("kill", [](CLI::App& app, int& exit_code) {
                                   : std::string("its message timeout"))
               << "\n";
     if (args->wait_gone) {
-      const int wait = args->wait_secs.value_or(30);
+      // Without -w nimbus waits the topology's message timeout (nimbus's
+      // own when it sets none; 30 s by default).
+      std::int64_t wait = args->wait_secs.value_or(30);
+      if (!args->wait_secs) {
+        if (auto info = (*client)->topology_info(args->name)) {
+          wait = std::max<std::int64_t>(
+              wait, rstorm::config_int_or(info->config, "topology.message.timeout.secs", wait));
+        }
+      }
       auto gone = wait_until_gone(**client, args->name, std::chrono::seconds(wait + 60));
       if (!gone) return void(exit_code = report_error("kill", gone));
       std::cout << "topology '" << args->name << "' removed\n";

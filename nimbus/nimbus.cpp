@@ -393,7 +393,19 @@ std::optional<security::TopologyAcl> Nimbus::blob_acl(const std::string& blob_ke
 
 Status Nimbus::kill(const std::string& name, std::optional<int> wait_secs) {
   if (Status s = require_leader(); !s) return s;
-  const int wait = std::max(0, wait_secs.value_or(options_.default_kill_wait_secs));
+  int timeout = options_.default_kill_wait_secs;
+  if (!wait_secs) {
+    // As Storm: by default the topology's message timeout, so that trees in
+    // flight can complete (nimbus's own when the topology sets none, or its
+    // structure cannot be read: a kill goes through regardless).
+    if (auto found = find_record(name)) {
+      if (auto loaded = load(found->first)) {
+        timeout = static_cast<int>(
+            config_int_or(loaded->config, keys::kTopologyMessageTimeoutSecs, timeout));
+      }
+    }
+  }
+  const int wait = std::max(0, wait_secs.value_or(timeout));
   const std::int64_t deadline = now() + wait * 1000LL;
   auto record = update_record(name, [&](thrift::TopologyRecord& r) -> Status {
     r.status = thrift::TopologyStatus::KILLED;
@@ -497,19 +509,11 @@ Status Nimbus::rebalance(const std::string& name, const thrift::RebalanceOptions
   }
   // As Storm: the spouts are deactivated for the wait, by default the
   // topology's message timeout, so that trees in flight can complete.
-  int wait = 30;
-  if (options.__isset.wait_secs) {
-    wait = std::max(0, options.wait_secs);
-  } else if (auto config = config_from_thrift(loaded->config)) {
-    try {
-      if (const auto* e = config->find("topology.message.timeout.secs");
-          e != nullptr && !e->value.is_null()) {
-        wait = static_cast<int>(config->get_int("topology.message.timeout.secs"));
-      }
-    } catch (const ConfigError&) {
-      // keep 30, Storm's default timeout
-    }
-  }
+  const int wait = options.__isset.wait_secs
+                       ? std::max(0, options.wait_secs)
+                       : static_cast<int>(config_int_or(loaded->config,
+                                                        keys::kTopologyMessageTimeoutSecs,
+                                                        options_.default_kill_wait_secs));
   // Written over the record as it is now: a kill or a deactivate that came
   // after the checks above is kept (refused, or the state to return to).
   auto written = update_record(record.id, [&](thrift::TopologyRecord& now_record) -> Status {

@@ -15,6 +15,21 @@ std::map<std::string, thrift::ConfigEntry> config_to_thrift(const Config& config
   return out;
 }
 
+std::int64_t config_int_or(const std::map<std::string, thrift::ConfigEntry>& entries,
+                           std::string_view key, std::int64_t fallback) {
+  auto it = entries.find(std::string(key));
+  if (it == entries.end()) return fallback;
+  auto config = config_from_thrift({{it->first, it->second}});
+  if (!config) return fallback;
+  try {
+    const Config::Entry* e = config->find(key);
+    if (e == nullptr || e->value.is_null()) return fallback;
+    return config->get_int(key);
+  } catch (const ConfigError&) {
+    return fallback;
+  }
+}
+
 Result<Config> config_from_thrift(const std::map<std::string, thrift::ConfigEntry>& entries) {
   Config config;
   for (const auto& [key, entry] : entries) {

@@ -103,5 +103,9 @@ std::map<std::string, thrift::ConfigEntry> config_to_thrift(const Config& config
 // kInvalidArgument naming the key when a value does not parse or the schema
 // rejects it (check_config in common/config_loader.hpp).
 Result<Config> config_from_thrift(const std::map<std::string, thrift::ConfigEntry>& entries);
+// The integer `key` of such a config; `fallback` when it is not set, null,
+// not an integer, or the config does not parse.
+std::int64_t config_int_or(const std::map<std::string, thrift::ConfigEntry>& entries,
+                           std::string_view key, std::int64_t fallback);
 
 }  // namespace rstorm

@@ -589,6 +589,21 @@ TEST_F(NimbusServiceTest, KillWithWaitKeepsTheAssignmentUntilTheWaitEnds) {
   EXPECT_TRUE(assignment(*id).has_value()) << "removed before the kill wait ended";
 }
 
+// As Storm: a kill without a wait waits the topology's message timeout,
+// not nimbus's; nimbus's when the topology sets none.
+TEST_F(NimbusServiceTest, KillWithoutAWaitWaitsTheTopologysMessageTimeout) {
+  auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
+  auto own = submit("own", word_count_structure(), {{"topology.message.timeout.secs", "100"}});
+  ASSERT_TRUE(own) << own.status().to_string();
+  auto plain = submit("plain");
+  ASSERT_TRUE(plain) << plain.status().to_string();
+  ASSERT_TRUE(client_->kill_topology("own", std::nullopt));
+  ASSERT_TRUE(client_->kill_topology("plain", std::nullopt));
+  EXPECT_EQ(record(*own)->kill_wait_secs, 100);
+  EXPECT_EQ(record(*own)->status_reason, "killed; assignment removed after 100 s");
+  EXPECT_EQ(record(*plain)->kill_wait_secs, NimbusOptions().default_kill_wait_secs);
+}
+
 TEST_F(NimbusServiceTest, RebalanceChangesExecutorsAndBumpsTheAssignment) {
   auto s1 = add_supervisor(supervisor_info("sup-1", "r1"));
   auto s = word_count_structure();
