@@ -23,6 +23,12 @@ struct CommandRegistration {
   CommandRegistration(std::string name, CommandSetup setup);
 };
 
+// An option's check that it is a whole number of at least `min`, in words
+// ("must be a whole number of at least 1, not '0'"), where CLI11's
+// PositiveNumber printed its range up to DBL_MAX and refused 0 as outside
+// "0.000000 to 1.797...e308".
+CLI::Validator at_least(long long min);
+
 // "rstorm 0.1.0 (commit 1a2b3c4, topology API 1)": `rstorm version`, `--version`.
 std::string version_text();
 

@@ -27,7 +27,7 @@ RSTORM_CLI_COMMAND("kill", [](CLI::App& app, int& exit_code) {
   sub->add_option(
       "--wait,-w", args->wait_secs,
       "seconds between deactivation and removal (default topology.message.timeout.secs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rstorm::cli::at_least(0));
   sub->add_flag("--wait-gone", args->wait_gone,
                 "block until the topology is removed (after the wait) instead of returning once "
                 "nimbus accepted the kill");

@@ -1,5 +1,6 @@
 // rstorm: the command line. Sub-commands register themselves (command.hpp).
 #include <algorithm>
+#include <charconv>
 #include <iostream>
 
 #include <thrift/TOutput.h>
@@ -18,6 +19,21 @@ std::vector<std::pair<std::string, CommandSetup>>& registry() {
 
 CommandRegistration::CommandRegistration(std::string name, CommandSetup setup) {
   registry().emplace_back(std::move(name), std::move(setup));
+}
+
+CLI::Validator at_least(long long min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        long long value = 0;
+        const char* end = text.data() + text.size();
+        auto [at, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc() || at != end || value < min) {
+          return "must be a whole number of at least " + std::to_string(min) + ", not '" + text +
+                 "'";
+        }
+        return {};
+      },
+      "INT>=" + std::to_string(min));
 }
 
 std::string version_text() {

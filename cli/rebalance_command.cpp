@@ -92,7 +92,7 @@ RSTORM_CLI_COMMAND("rebalance", [](CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("rebalance", "Re-place a topology, optionally resized");
   sub->add_option("name", args->name, "topology name or id")->required();
   sub->add_option("-n", args->workers, "number of workers (round-robin)")
-      ->check(CLI::PositiveNumber);
+      ->check(rstorm::cli::at_least(1));
   sub->add_option("-e", args->executors, "component=executors (repeatable)");
   sub->add_option("-r", args->resources,
                   "new resources per executor, as JSON: '{\"component\": {\"onheap.memory.mb\": "
@@ -101,7 +101,7 @@ RSTORM_CLI_COMMAND("rebalance", [](CLI::App& app, int& exit_code) {
   sub->add_option("--wait,-w", args->wait_secs,
                   "seconds the spouts stay deactivated before the change (default: the "
                   "topology's topology.message.timeout.secs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rstorm::cli::at_least(0));
   rstorm::cli::add_client_flags(sub, args->flags);
   sub->callback([&exit_code, args] { exit_code = run_rebalance(*args); });
 });

@@ -37,6 +37,12 @@ int run_submit(const SubmitArgs& args) {
   std::cout << "submitted topology '" << prepared->name << "' as " << *id << "\n";
   if (!args.wait) return kCliOk;
   rstorm::Status running = wait_until_running(**client, *id, std::chrono::seconds(args.wait_secs));
+  if (running.code() == rstorm::ErrorCode::kTimeout) {
+    running = rstorm::Status(rstorm::ErrorCode::kTimeout,
+                             "gave up waiting after " + std::to_string(args.wait_secs) +
+                                 " s (--wait-timeout) for it to run: " + running.message() +
+                                 "; it stays submitted (rstorm describe " + prepared->name + ")");
+  }
   if (!running) return report_error("submit", running);
   std::cout << *id << " is running\n";
   return kCliOk;
@@ -50,8 +56,17 @@ RSTORM_CLI_COMMAND("submit", [](CLI::App& app, int& exit_code) {
                   "topology name (default: the library's RSTORM_TOPOLOGY name)");
   rstorm::cli::add_client_flags(sub, args->flags);
   sub->add_flag("--wait", args->wait, "wait until the topology is assigned and running");
-  sub->add_option("--wait-timeout", args->wait_secs, "seconds --wait waits (default 120)");
-  sub->callback([&exit_code, args] { exit_code = run_submit(*args); });
+  sub->add_option("--wait-timeout", args->wait_secs, "seconds --wait waits (default 120)")
+      ->check(rstorm::cli::at_least(1));
+  sub->callback([&exit_code, args, sub] {
+    if (sub->count("--name") > 0 && args->name.empty()) {
+      std::cerr << "rstorm submit: --name is empty: give the topology a name, or leave --name "
+                   "out for the library's own\n";
+      exit_code = rstorm::cli::kExitUsage;
+      return;
+    }
+    exit_code = run_submit(*args);
+  });
 });
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <rstorm/topology_library.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/cluster/cli_runner.hpp"
 
@@ -31,6 +33,25 @@ TEST(CliTest, UnknownVerbIsNamedWithTheNearestOne) {
   auto far = run_cli({"frobnicate"});
   EXPECT_EQ(far.exit_code, 2) << far.output;
   EXPECT_EQ(far.output.find("did you mean"), std::string::npos) << far.output;
+}
+
+// Counts and waits that are not whole numbers in range are refused before
+// nimbus is asked, in words naming the option and the value.
+TEST(CliTest, BadNumbersAreRefusedNamingTheOptionAndTheValue) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"rebalance", "wc", "-n", "0"}, "-n: must be a whole number of at least 1, not '0'"},
+      {{"rebalance", "wc", "-w", "-1"}, "--wait: must be a whole number of at least 0, not '-1'"},
+      {{"kill", "wc", "-w", "abc"}, "--wait: must be a whole number of at least 0, not 'abc'"},
+      {{"submit", "lib.so", "--wait", "--wait-timeout", "-5"},
+       "--wait-timeout: must be a whole number of at least 1, not '-5'"},
+      {{"submit", "lib.so", "--name", ""}, "rstorm submit: --name is empty"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("1797693134"), std::string::npos) << r.output;  // no DBL_MAX
+  }
 }
 
 TEST(CliTest, UnreachableNimbusIsExplainedWithoutThriftLibraryLines) {
