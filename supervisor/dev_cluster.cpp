@@ -388,6 +388,16 @@ Status DevCluster::start_all() {
   } else {
     work_dir_ = std::filesystem::absolute(options_.work_dir);
     std::filesystem::create_directories(work_dir_);
+    // A secure cluster's ZooKeeper nodes carry ACLs for its daemons' digest,
+    // which a plain one does not have: its nimbus could not register.
+    std::error_code ec;
+    if (!options_.secure && std::filesystem::exists(work_dir_ / "daemon.yaml", ec)) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "work dir " + work_dir_.string() +
+                        " was made by a secure dev cluster (--secure): its ZooKeeper nodes "
+                        "carry that cluster's ACLs, which a plain cluster cannot pass; start it "
+                        "with --secure again, or give a new --work-dir");
+    }
   }
   if (options_.zookeeper_connect.empty()) {
     if (Status s = start_zookeeper(); !s) return s;

@@ -132,6 +132,23 @@ sv::DevClusterOptions restart_options(bool secure) {
   return o;
 }
 
+// A work dir a secure dev cluster made (its ZooKeeper nodes carry ACLs for
+// that cluster's digest) is refused by a plain one, saying so, before
+// anything starts; before, its nimbus "exited before listen".
+TEST(DevClusterRestartTest, APlainClusterRefusesASecureClustersWorkDirSayingSo) {
+  sv::DevClusterOptions o = restart_options(false);
+  const std::filesystem::path work = o.work_dir;
+  ASSERT_FALSE(work.empty()) << "mkdtemp failed";
+  std::ofstream(work / "daemon.yaml") << "# a secure dev cluster's daemon config\n";
+  auto started = sv::DevCluster::start(o, Logger::to_stderr("dev-secure-dir-test"));
+  ASSERT_FALSE(started);
+  EXPECT_NE(started.status().message().find("was made by a secure dev cluster (--secure)"),
+            std::string::npos)
+      << started.status().message();
+  EXPECT_FALSE(std::filesystem::exists(work / "zookeeper")) << "ZooKeeper was started";
+  std::filesystem::remove_all(work);
+}
+
 // `rstorm dev-cluster --work-dir W` stopped and started again comes back where
 // it was: ZooKeeper, nimbus and every slot on the ports they had (while free),
 // so the client config, the topologies' assignments and their workers' ports
