@@ -60,7 +60,10 @@ void SentenceSpout::ack(const Value& msg_id) {
 
 void SentenceSpout::fail(const Value& msg_id) {
   --outstanding_;
-  // With checkpoints a lost tuple is replayed by the restore, not here.
+  // With checkpoints a tuple lost with a worker is replayed by the restore,
+  // not here (a replay could count it twice). A tree that fails while every
+  // worker lives (a bolt threw, a timeout) restores nothing: its sentence is
+  // not counted (README, "Checkpoints": limits).
   if (!checkpointed_) replay_.push_back(msg_id.as_int());
   if (!ledger_) return;
   std::lock_guard lock(ledger_->mutex);
