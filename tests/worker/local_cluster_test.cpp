@@ -70,6 +70,26 @@ TEST(LocalCluster, WrongConfigTypeFailsSubmitNamingKey) {
       << status.message();
 }
 
+// A component's own config is checked against the schema as nimbus checks
+// what `rstorm submit` sends: refused, naming the component and the key.
+TEST(LocalCluster, AComponentConfigTheSchemaRefusesFailsSubmitNamingComponentAndKey) {
+  auto a = std::make_shared<Ledger>(), b = std::make_shared<Ledger>();
+  TopologyBuilder builder;
+  builder.set_spout("numbers", counting_spout(a, 1, false));
+  builder.set_bolt("counter", recording_bolt(b))
+      .shuffle_grouping("numbers")
+      .add_configuration("topology.state.provider", "redis");
+  auto t = builder.build();
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  LocalCluster cluster;
+  auto status = cluster.submit("t", Config(), *t);
+  ASSERT_FALSE(status.is_ok());
+  EXPECT_NE(status.message().find("component 'counter'"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("topology.state.provider"), std::string::npos)
+      << status.message();
+  EXPECT_TRUE(cluster.topologies().empty());
+}
+
 TEST(LocalCluster, KillDeactivatesClosesAndCleansUpEveryTask) {
   auto spout = std::make_shared<Ledger>(), sink = std::make_shared<Ledger>();
   auto t = simple(spout, sink, 1000);

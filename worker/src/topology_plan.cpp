@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "rstorm/config_schema.hpp"
+
 namespace rstorm::worker {
 namespace {
 
@@ -108,6 +110,11 @@ api::Status assign_tasks(TopologyPlan& plan, const Topology& topology,
     return api::Status::ok();
   };
   for (const auto& spec : topology.components()) {
+    // As nimbus checks what `rstorm submit` sends: `rstorm local` and the
+    // test harness run what the schema refuses no more than a cluster does.
+    if (api::Status s = validate_config(spec.config); !s.is_ok()) {
+      return api::Status::error("component '" + spec.id + "': " + s.message());
+    }
     auto cp = std::make_unique<ComponentPlan>();
     cp->id = spec.id;
     cp->role = spec.kind == ComponentKind::kSpout ? ExecutorRole::kSpout : ExecutorRole::kBolt;
