@@ -34,6 +34,20 @@ int run_submit(const SubmitArgs& args) {
               << " (command line) is not sent with the topology: daemons and their workers read it "
                  "from each machine's rstorm.yaml\n";
   }
+  // As Storm's: the resource-aware scheduler packs executors into workers by
+  // memory and reads no topology.workers; say so when it was set.
+  if (auto workers = prepared->config.find("topology.workers");
+      workers != prepared->config.end() && workers->second.origin.find("defaults.yaml") ==
+                                               std::string::npos) {
+    auto strategy = prepared->config.find("topology.scheduler.strategy");
+    if (strategy == prepared->config.end() ||
+        strategy->second.value_yaml.find("round-robin") == std::string::npos) {
+      std::cerr << "rstorm submit: note: topology.workers (" << workers->second.origin
+                << ") is not read by the resource-aware scheduler, which packs executors into "
+                   "workers by their memory (topology.worker.max.heap.size.mb); set "
+                   "topology.scheduler.strategy=round-robin to choose the number of workers\n";
+    }
+  }
   std::cout << "submitted topology '" << prepared->name << "' as " << *id << "\n";
   if (!args.wait) return kCliOk;
   rstorm::Status running = wait_until_running(**client, *id, std::chrono::seconds(args.wait_secs));
