@@ -5,6 +5,7 @@
 // `rstorm ... --config <it>` keeps working after the leader dies.
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -32,9 +33,14 @@ int run_dev_cluster(DevClusterArgs& args) {
     args.options.keep_work_dir = true;
   }
   const auto begin = std::chrono::steady_clock::now();
+  // Supervisors go to racks r1..rN round robin: fewer supervisors fill fewer racks.
+  const int racks = std::max(1, std::min(args.options.racks, args.options.supervisors));
+  auto count = [](int n, const char* one) {
+    return std::to_string(n) + " " + one + (n == 1 ? "" : "s");
+  };
   std::cout << "rstorm dev-cluster: starting ZooKeeper, " << args.options.nimbuses << " nimbus, "
-            << args.options.supervisors << " supervisors on " << args.options.racks
-            << " racks..." << std::endl;
+            << count(args.options.supervisors, "supervisor") << " on " << count(racks, "rack")
+            << "..." << std::endl;
   auto cluster = rstorm::supervisor::DevCluster::start(
       args.options, rstorm::Logger::to_stderr("dev-cluster", spdlog::level::warn));
   if (!cluster) {

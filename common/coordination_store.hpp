@@ -101,6 +101,12 @@ class CoordinationStore {
   // The current session's id (changes after an expiry); 0 when there is none.
   virtual std::int64_t session_id() const = 0;
 
+  // Its owner is shutting down: from now on a call that cannot reach the
+  // servers fails after one attempt instead of retrying with back-off (a
+  // daemon asked to stop while ZooKeeper is down then stops at once; its
+  // ephemeral nodes go when its session ends). A no-op where nothing retries.
+  virtual void stop_retrying() {}
+
   // Creates every missing persistent node along `path` (like mkdir -p), with
   // empty data. Existing nodes are left as they are.
   Status ensure_path(std::string_view path);

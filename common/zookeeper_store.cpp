@@ -173,6 +173,14 @@ ZooKeeperStore::~ZooKeeperStore() {
   handle_ = nullptr;
 }
 
+void ZooKeeperStore::stop_retrying() {
+  {
+    std::lock_guard lock(state_mutex_);
+    no_retries_ = true;
+  }
+  state_cv_.notify_all();
+}
+
 Status ZooKeeperStore::open_session() {
   HandleContext* context;
   {
@@ -333,9 +341,10 @@ int ZooKeeperStore::with_retries(std::string_view, std::string_view,
     }
     if (!is_connection_loss(rc) || attempt == options_.retry_times) return rc;
     std::unique_lock lock(state_mutex_);
-    state_cv_.wait_for(lock, backoff,
-                       [&] { return state_ == ZOO_CONNECTED_STATE || stopping_ || recovering_; });
-    if (stopping_) return rc;
+    state_cv_.wait_for(lock, backoff, [&] {
+      return state_ == ZOO_CONNECTED_STATE || stopping_ || recovering_ || no_retries_;
+    });
+    if (stopping_ || no_retries_) return rc;
     backoff = std::min(backoff * 2, options_.retry_interval_ceiling);
   }
   return rc;
@@ -374,11 +383,20 @@ Status ZooKeeperStore::to_status(int rc, std::string_view what, std::string_view
       return Status(ErrorCode::kSessionExpired, "ZooKeeper session expired during " +
                                                     std::string(what) + " " + p);
     case ZCONNECTIONLOSS:
-    case ZOPERATIONTIMEOUT:
+    case ZOPERATIONTIMEOUT: {
+      bool retried = true;
+      {
+        std::lock_guard lock(state_mutex_);
+        retried = !no_retries_;
+      }
       return Status(ErrorCode::kUnavailable,
                     "ZooKeeper at " + options_.servers + " unreachable: " + std::string(what) + " " +
-                        p + " failed after " + std::to_string(options_.retry_times) +
-                        " attempts (" + zerror(rc) + ")");
+                        p +
+                        (retried ? " failed after " + std::to_string(options_.retry_times) +
+                                       " attempts ("
+                                 : std::string(" failed, not retried while stopping (")) +
+                        zerror(rc) + ")");
+    }
     default:
       return Status(ErrorCode::kInternal,
                     "ZooKeeper " + std::string(what) + " " + p + " failed: " + zerror(rc));

@@ -81,6 +81,7 @@ class ZooKeeperStore final : public CoordinationStore {
   std::uint64_t add_session_listener(SessionCallback listener) override;
   void remove_session_listener(std::uint64_t id) override;
   std::int64_t session_id() const override;
+  void stop_retrying() override;
 
   // The session password (16 bytes), e.g. for a test that ends this session
   // from another connection to force an expiry.
@@ -127,6 +128,7 @@ class ZooKeeperStore final : public CoordinationStore {
   int state_ = 0;                 // ZOO_*_STATE of handle_; guarded by state_mutex_
   bool recovering_ = false;       // a new session is being set up; guarded by state_mutex_
   bool stopping_ = false;         // guarded by state_mutex_
+  bool no_retries_ = false;       // stop_retrying(); guarded by state_mutex_
   std::int64_t session_id_ = 0;   // guarded by state_mutex_
   std::string session_password_;  // guarded by state_mutex_
 

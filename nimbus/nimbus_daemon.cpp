@@ -81,6 +81,10 @@ void NimbusDaemon::start_metrics(const Config& config, metrics::ServerSecurity s
 NimbusDaemon::~NimbusDaemon() { stop(); }
 
 void NimbusDaemon::stop() {
+  // Stopping for good: with ZooKeeper down, a call in flight gives up after
+  // one attempt instead of retrying for about 15 s (its nodes go when its
+  // session ends).
+  if (store_) store_->stop_retrying();
   if (nimbus_) nimbus_->stop();
   nimbus_metrics_.reset();  // no scrape reads nimbus after this
   if (server_) server_->stop();

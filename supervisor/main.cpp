@@ -146,6 +146,10 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   logger.info("signal {}: stopping", signal_number);
+  // Stopping for good: with ZooKeeper down, each call the supervisor still
+  // makes (its control thread's, its unregistering) gives up after one
+  // attempt instead of retrying for about 15 s.
+  (*store)->stop_retrying();
   supervisor.stop();
   if (metrics) metrics->stop();
   if (log_server) log_server->stop();

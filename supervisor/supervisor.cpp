@@ -162,7 +162,11 @@ void Supervisor::stop(StopMode mode) {
     std::lock_guard lock(mutex_);
     slots_.clear();
   }
-  (void)store_.remove(paths_.supervisor(id_));
+  if (Status s = store_.remove(paths_.supervisor(id_)); !s && s.code() != ErrorCode::kNotFound) {
+    logger_.warn("supervisor {} could not unregister ({}): nimbus sees it gone when its "
+                 "ZooKeeper session expires",
+                 id_, s.message());
+  }
 }
 
 thrift::SupervisorInfo Supervisor::info() const {

@@ -59,6 +59,28 @@ TEST(ZooKeeperRecovery, OperationWhileServerDownFailsWithUnavailableThenWorksAft
   EXPECT_TRUE(store.is_connected());
 }
 
+// A daemon stopping for good (stop_retrying) with its server down: each call
+// fails after one attempt, saying so, instead of retrying with back-off.
+TEST(ZooKeeperRecovery, AStoreThatStopsRetryingFailsAtOnceWhileTheServerIsDown) {
+  auto server = ZooKeeperServer::start();
+  ASSERT_TRUE(server) << server.status().to_string();
+  auto& zk = **server;
+  auto connected = ZooKeeperStore::connect(options_for(zk.connect_string()), Logger::null());
+  ASSERT_TRUE(connected) << connected.status().to_string();
+  auto& store = **connected;
+  ASSERT_TRUE(store.create("/kept", "before"));
+  ASSERT_TRUE(zk.stop());
+  auto retried = store.get("/kept");
+  EXPECT_EQ(retried.code(), ErrorCode::kUnavailable);
+  EXPECT_NE(retried.status().message().find("failed after 3 attempts"), std::string::npos)
+      << retried.status().message();
+  store.stop_retrying();
+  auto once = store.remove("/kept");
+  EXPECT_EQ(once.code(), ErrorCode::kUnavailable);
+  EXPECT_NE(once.message().find("failed, not retried while stopping"), std::string::npos)
+      << once.message();
+}
+
 TEST(ZooKeeperRecovery, EphemeralSurvivesServerRestartWithinSessionTimeout) {
   auto server = ZooKeeperServer::start();
   ASSERT_TRUE(server) << server.status().to_string();
