@@ -157,6 +157,54 @@ TEST(CompleteTopology, AFiniteStreamOfFullTumblingCountWindowsIsAckedWhole) {
   }
 }
 
+// A time window fires on its bolt's timer, which the harness runs as
+// `rstorm local` does: every tuple is in a processed window and acked.
+TEST(CompleteTopology, ATimeWindowFiresOnItsTimerAndItsTuplesAreAcked) {
+  TopologyBuilder b;
+  b.set_spout("numbers", [] { return std::make_unique<examples::SentenceSpout>(); }, 1);
+  b.set_bolt("sum", [] { return std::make_unique<WindowSum>(); })
+      .shuffle_grouping("numbers")
+      .with_tumbling_window(Duration(100));
+  auto topology = b.build();
+  ASSERT_TRUE(topology.ok()) << topology.status().message();
+  CompleteTopologyOptions options;
+  std::vector<Values> numbers;
+  for (std::int64_t i = 1; i <= 20; ++i) numbers.push_back(Values{i});
+  options.mocked_sources.add("numbers", numbers);
+  options.config.set("topology.message.timeout.secs", std::int64_t{600});
+  options.timeout = 120s;
+  auto run = complete_topology(*topology, options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->acked("numbers"), 20u);
+  EXPECT_EQ(run->failed("numbers"), 0u);
+  std::int64_t total = 0;
+  for (const auto& v : run->emitted("sum")) total += v[0].as_int();
+  EXPECT_EQ(total, 20 * 21 / 2);  // each number in exactly one window
+}
+
+// Throws a non-standard exception on every input.
+class ThrowsAnInt : public BasicBolt {
+ public:
+  void execute(const Tuple&, BasicOutputCollector&) override { throw 7; }
+  void declare_output_fields(OutputFieldsDeclarer&) override {}
+};
+
+TEST(CompleteTopology, ANonStandardExceptionIsAnErrorToo) {
+  TopologyBuilder b;
+  b.set_spout("sentences", [] { return std::make_unique<examples::SentenceSpout>(); }, 1);
+  b.set_bolt("thrower", [] { return std::make_unique<ThrowsAnInt>(); }, 1)
+      .shuffle_grouping("sentences");
+  auto topology = b.build();
+  ASSERT_TRUE(topology.ok()) << topology.status().message();
+  CompleteTopologyOptions options;
+  options.mocked_sources.add("sentences", {{std::string("a")}, {std::string("b")}});
+  auto run = complete_topology(*topology, options);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->failed("sentences"), 2u);
+  ASSERT_EQ(run->errors("thrower").size(), 2u);
+  EXPECT_EQ(run->errors("thrower")[0], "a non-standard exception");
+}
+
 TEST(CompleteTopology, AnUnboundedSpoutIsReportedWhenTheTimeoutPasses) {
   CompleteTopologyOptions options;
   options.config.set("wordcount.report.print", false);

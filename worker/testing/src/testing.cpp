@@ -111,6 +111,9 @@ class RecordingSpout final : public Spout {
     } catch (const std::exception& e) {
       recorder_->error(component_, e.what());
       throw;
+    } catch (...) {
+      recorder_->error(component_, "a non-standard exception");
+      throw;
     }
   }
   std::unique_ptr<Spout> spout_;
@@ -119,8 +122,11 @@ class RecordingSpout final : public Spout {
   std::string component_;
 };
 
-// The user's bolt, its emits recorded.
-class RecordingBolt final : public Bolt {
+// The user's bolt, its emits and errors recorded, run as the runtime runs it
+// unwrapped: a TimedBolt keeps its timer (a time window's activations) and
+// pre_checkpoint reaches it. `Base`: Bolt, or TimedBolt for a timed one.
+template <typename Base>
+class RecordingBolt : public Base {
  public:
   RecordingBolt(std::unique_ptr<Bolt> bolt, std::shared_ptr<Recorder> recorder)
       : bolt_(std::move(bolt)), recorder_(std::move(recorder)) {}
@@ -130,22 +136,48 @@ class RecordingBolt final : public Bolt {
     bolt_->prepare(conf, context, *collector_);
   }
   void execute(const Tuple& input) override {
+    recorded([&] { bolt_->execute(input); });
+  }
+  void cleanup() override { bolt_->cleanup(); }
+  void pre_checkpoint(std::int64_t checkpoint) override { bolt_->pre_checkpoint(checkpoint); }
+  void declare_output_fields(OutputFieldsDeclarer& declarer) override { bolt_->declare_output_fields(declarer); }
+
+ protected:
+  template <typename F>
+  void recorded(F&& f) {
     try {
-      bolt_->execute(input);
+      f();
     } catch (const std::exception& e) {
       recorder_->error(component_, e.what());
       throw;
+    } catch (...) {
+      recorder_->error(component_, "a non-standard exception");
+      throw;
     }
   }
-  void cleanup() override { bolt_->cleanup(); }
-  void declare_output_fields(OutputFieldsDeclarer& declarer) override { bolt_->declare_output_fields(declarer); }
-
- private:
   std::unique_ptr<Bolt> bolt_;
   std::shared_ptr<Recorder> recorder_;
   std::unique_ptr<RecordingCollector> collector_;
   std::string component_;
 };
+
+class RecordingTimedBolt final : public RecordingBolt<TimedBolt> {
+ public:
+  using RecordingBolt<TimedBolt>::RecordingBolt;
+  std::chrono::milliseconds timer_period() const override {
+    return static_cast<const TimedBolt&>(*bolt_).timer_period();
+  }
+  void on_timer() override {
+    recorded([&] { static_cast<TimedBolt&>(*bolt_).on_timer(); });
+  }
+};
+
+std::unique_ptr<Bolt> recording_bolt(std::unique_ptr<Bolt> bolt, std::shared_ptr<Recorder> recorder) {
+  if (dynamic_cast<TimedBolt*>(bolt.get()) != nullptr) {
+    return std::make_unique<RecordingTimedBolt>(std::move(bolt), std::move(recorder));
+  }
+  return std::make_unique<RecordingBolt<Bolt>>(std::move(bolt), std::move(recorder));
+}
 
 // Emits its share of the mocked tuples, each once, then finishes.
 class MockedSpout final : public Spout {
@@ -274,7 +306,7 @@ api::Result<CompletedTopology> complete_topology(const Topology& topology,
       bolts[id] = [topology, id, recorder]() -> std::unique_ptr<Bolt> {
         auto bolt = topology.create_bolt(id);
         if (!bolt) return nullptr;
-        return std::make_unique<RecordingBolt>(std::move(bolt), recorder);
+        return recording_bolt(std::move(bolt), recorder);
       };
     }
   }
