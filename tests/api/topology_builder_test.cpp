@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <rstorm/topology_builder.hpp>
 
 namespace rstorm {
@@ -161,9 +163,9 @@ TEST(TopologyBuilder, DuplicateIdIsNamed) {
 TEST(TopologyBuilder, ParallelismBelowOneIsNamed) {
   TopologyBuilder b;
   b.set_spout("words", words(), 0);
+  // Not also "0 tasks": the tasks only follow the parallelism here.
   EXPECT_EQ(problems_of(b),
-            (std::vector<std::string>{"component 'words' has parallelism 0; it must be at least 1",
-                                      "component 'words' has 0 tasks; it must have at least 1"}));
+            (std::vector<std::string>{"component 'words' has parallelism 0; it must be at least 1"}));
 }
 
 TEST(TopologyBuilder, TasksBelowOneAreNamed) {
@@ -283,6 +285,68 @@ TEST(TopologyBuilder, FactoryReturningNothingIsNamed) {
             std::vector<std::string>{"component 'words': its factory returned no instance"});
 }
 
+TEST(TopologyBuilder, AFactoryThatThrowsIsNamedApartFromDeclaringOutputs) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("std", []() -> std::unique_ptr<Bolt> { throw std::runtime_error("no db"); })
+      .shuffle_grouping("words");
+  b.set_bolt("int", []() -> std::unique_ptr<Bolt> { throw 42; }).shuffle_grouping("words");
+  EXPECT_EQ(problems_of(b),
+            (std::vector<std::string>{
+                "component 'std': its factory threw: no db",
+                "component 'int': its factory threw a non-standard exception"}));
+}
+
+// As Storm refuses them: a system stream id, an empty one, a field twice.
+TEST(TopologyBuilder, ReservedStreamIdsAndRepeatedFieldsAreNamed) {
+  class Odd : public BasicBolt {
+    void execute(const Tuple&, BasicOutputCollector&) override {}
+    void declare_output_fields(OutputFieldsDeclarer& d) override {
+      d.declare_stream("__tick", Fields{"a"});
+      d.declare_stream("", Fields{"a"});
+      d.declare(Fields{"n", "n", ""});
+    }
+  };
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("odd", [] { return std::make_unique<Odd>(); }).shuffle_grouping("words");
+  EXPECT_EQ(problems_of(b),
+            (std::vector<std::string>{
+                "component 'odd' declares stream '__tick': stream ids starting with '__' belong "
+                "to the system",
+                "component 'odd' declares a stream with an empty id",
+                "component 'odd' declares field 'n' twice in stream 'default' (fields: n, n, )",
+                "component 'odd' declares an empty field name in stream 'default'"}));
+}
+
+// Each tuple would arrive once per subscription (Storm keeps the last).
+TEST(TopologyBuilder, TheSameStreamSubscribedTwiceIsNamed) {
+  TopologyBuilder b;
+  b.set_spout("words", words());
+  b.set_bolt("count", counter()).shuffle_grouping("words").fields_grouping("words", Fields{"word"});
+  EXPECT_EQ(problems_of(b),
+            (std::vector<std::string>{"component 'count' subscribes to stream 'default' of "
+                                      "component 'words' twice: each tuple would arrive once per "
+                                      "subscription"}));
+}
+
+// A component's own config is checked against the schema at build, every
+// component's problems at once.
+TEST(TopologyBuilder, ComponentConfigsTheSchemaRefusesAreAllNamed) {
+  TopologyBuilder b;
+  b.set_spout("words", words()).add_configuration("topology.max.spout.pending", -1);
+  b.set_bolt("count", counter())
+      .shuffle_grouping("words")
+      .add_configuration("topology.state.provider", "redis");
+  auto problems = problems_of(b);
+  std::sort(problems.begin(), problems.end());
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].rfind("component 'count': topology.state.provider: \"redis\"", 0), 0u)
+      << problems[0];
+  EXPECT_EQ(problems[1].rfind("component 'words': topology.max.spout.pending: -1", 0), 0u)
+      << problems[1];
+}
+
 TEST(TopologyBuilder, StreamDeclaredTwiceIsNamed) {
   class Twice : public BasicBolt {
     void execute(const Tuple&, BasicOutputCollector&) override {}
@@ -303,7 +367,8 @@ TEST(TopologyBuilder, EveryProblemIsReportedAtOnce) {
   b.set_bolt("count", counter(), 0).shuffle_grouping("ghost");
   b.set_bolt("sink", sink()).fields_grouping("count", Fields{"nope"});
   auto problems = problems_of(b);
-  EXPECT_EQ(problems.size(), 5u);
+  // count's parallelism, its unknown input, sink's unknown field, no spout.
+  EXPECT_EQ(problems.size(), 4u);
   EXPECT_EQ(problems.back(), "the topology has no spout");
 }
 

@@ -71,18 +71,24 @@ TEST(LocalCluster, WrongConfigTypeFailsSubmitNamingKey) {
 }
 
 // A component's own config is checked against the schema as nimbus checks
-// what `rstorm submit` sends: refused, naming the component and the key.
+// what `rstorm submit` sends: refused, naming the component and the key,
+// also for a topology not made by TopologyBuilder::build (which checks it
+// first).
 TEST(LocalCluster, AComponentConfigTheSchemaRefusesFailsSubmitNamingComponentAndKey) {
   auto a = std::make_shared<Ledger>(), b = std::make_shared<Ledger>();
   TopologyBuilder builder;
   builder.set_spout("numbers", counting_spout(a, 1, false));
-  builder.set_bolt("counter", recording_bolt(b))
-      .shuffle_grouping("numbers")
-      .add_configuration("topology.state.provider", "redis");
-  auto t = builder.build();
-  ASSERT_TRUE(t.ok()) << t.status().message();
+  builder.set_bolt("counter", recording_bolt(b)).shuffle_grouping("numbers");
+  auto built = builder.build();
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  TopologySpec spec = built->spec();
+  for (auto& c : spec.components) {
+    if (c.id == "counter") c.config.set("topology.state.provider", "redis", "component counter");
+  }
+  const Topology t(spec, {{"numbers", counting_spout(a, 1, false)}},
+                   {{"counter", recording_bolt(b)}});
   LocalCluster cluster;
-  auto status = cluster.submit("t", Config(), *t);
+  auto status = cluster.submit("t", Config(), t);
   ASSERT_FALSE(status.is_ok());
   EXPECT_NE(status.message().find("component 'counter'"), std::string::npos) << status.message();
   EXPECT_NE(status.message().find("topology.state.provider"), std::string::npos)

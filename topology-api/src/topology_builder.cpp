@@ -55,30 +55,44 @@ WindowedBoltDeclarer TopologyBuilder::set_bolt(std::string id, WindowedBoltFacto
 
 namespace {
 
-// Makes one instance to ask it for its streams. Problems go to `problems`.
+// Makes one instance to ask it for its streams. Problems go to `problems`;
+// false when there are no streams to read.
+template <typename Factory>
+bool declare_from(const Factory& factory, const std::string& id, OutputFieldsDeclarer& declarer,
+                  std::vector<std::string>& problems) {
+  auto threw = [&](const std::string& where, const std::string& what) {
+    problems.push_back("component '" + id + "': " + where + " threw" + what);
+    return false;
+  };
+  decltype(factory()) instance;
+  try {
+    instance = factory ? factory() : nullptr;
+  } catch (const std::exception& e) {
+    return threw("its factory", std::string(": ") + e.what());
+  } catch (...) {
+    return threw("its factory", " a non-standard exception");
+  }
+  if (!instance) {
+    problems.push_back("component '" + id + "': its factory returned no instance");
+    return false;
+  }
+  try {
+    instance->declare_output_fields(declarer);
+  } catch (const std::exception& e) {
+    return threw("declare_output_fields", std::string(": ") + e.what());
+  } catch (...) {
+    return threw("declare_output_fields", " a non-standard exception");
+  }
+  return true;
+}
+
 void declare_streams(detail::PendingComponent& c, std::vector<std::string>& problems) {
   const std::string& id = c.spec.id;
   OutputFieldsDeclarer declarer;
-  try {
-    if (c.spec.kind == ComponentKind::kSpout) {
-      auto instance = c.spout ? c.spout() : nullptr;
-      if (!instance) {
-        problems.push_back("component '" + id + "': its factory returned no instance");
-        return;
-      }
-      instance->declare_output_fields(declarer);
-    } else {
-      auto instance = c.bolt ? c.bolt() : nullptr;
-      if (!instance) {
-        problems.push_back("component '" + id + "': its factory returned no instance");
-        return;
-      }
-      instance->declare_output_fields(declarer);
-    }
-  } catch (const std::exception& e) {
-    problems.push_back("component '" + id + "': declaring its outputs threw: " + e.what());
-    return;
-  }
+  const bool declared = c.spec.kind == ComponentKind::kSpout
+                            ? declare_from(c.spout, id, declarer, problems)
+                            : declare_from(c.bolt, id, declarer, problems);
+  if (!declared) return;
   std::set<std::string> seen;
   for (const auto& s : declarer.streams()) {
     if (!seen.insert(s.id).second) {
