@@ -360,7 +360,7 @@ void BoltExecutor::run() {
   while (!stop_requested()) {
     bool work = false;
     std::int64_t flushed_ns = 0;  // when this burst's output was last handed on
-    for (int i = 0; i < 4 && queue_.try_pop(batch); ++i) {
+    for (int i = 0; i < 4 && !stop_requested() && queue_.try_pop(batch); ++i) {
       if (!work) flushed_ns = last_check_ns_ = now_ns();
       work = true;
       for (auto& e : batch) {
@@ -370,7 +370,14 @@ void BoltExecutor::run() {
         } else if (e.kind == MessageKind::kTuple) {
           execute(task, e.tuple, false);
         }
-        if (--flush_countdown_ == 0) [[unlikely]] flush_if_due(flushed_ns);
+        if (--flush_countdown_ == 0) [[unlikely]] {
+          flush_if_due(flushed_ns);
+          // Stopping (a kill, the end of `rstorm local`): what is still
+          // queued is not worked through, which a slow bolt (its stride is
+          // one input) would take its time over; their trees fail or
+          // replay as any lost tuple's.
+          if (stop_requested()) break;
+        }
       }
     }
     if (tick_period_ns_ > 0 && now_ns() >= next_tick_ns_) {
