@@ -172,6 +172,15 @@ TEST(LocalCluster, TickTuplesArriveAtTheConfiguredFrequency) {
     std::lock_guard lock(ticks->mutex);
     return ticks->acks[0] >= 2;
   }));
+  // The bolt acked its ticks, which belong to no tree: counted as ticks,
+  // neither as executed nor as acked (the spout emits nothing here).
+  auto stats = cluster.stats("t");
+  ASSERT_TRUE(stats.ok());
+  const ComponentStats* ticker = stats->component("ticker");
+  ASSERT_NE(ticker, nullptr);
+  EXPECT_EQ(ticker->executed, 0u);
+  EXPECT_EQ(ticker->acked, 0u);
+  EXPECT_EQ(ticker->failed, 0u);
 }
 
 // Emits nothing; counts how often it is asked.
