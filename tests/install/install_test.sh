@@ -64,6 +64,13 @@ lib=${lib/$tmp\/prefix/$p}
 version=$(cd / && "$p/bin/rstorm" version) || fail "the moved install's rstorm version: $version"
 ok "moved install runs: $version"
 
+# 1b. The installed headers compile warning-free under -Wall -Wextra, included
+# as a project's own (not as system headers, which hide warnings).
+printf '#include <rstorm/rstorm.hpp>\n#include <rstorm/testing.hpp>\nint main() {}\n' >"$tmp/headers.cpp"
+msg=$(c++ -std=c++20 -Wall -Wextra -Werror -fsyntax-only -I"$p/include" "$tmp/headers.cpp" 2>&1) ||
+  { echo "$msg"; fail "the installed headers warn under -Wall -Wextra"; }
+ok "installed headers: no warning under -Wall -Wextra -Werror"
+
 # 2. The starter project, against the moved install.
 (cd "$tmp" && "$p/bin/rstorm" new-topology demo >"$tmp/new.log" 2>&1) || { cat "$tmp/new.log"; fail "rstorm new-topology demo"; }
 gen=()

@@ -35,7 +35,7 @@ class Bolt {
   // memory that a restore must bring back (a window's buffer) writes it to
   // its keyed state here. An exception fails the task's part of the
   // checkpoint (reported; the topology goes on).
-  virtual void pre_checkpoint(std::int64_t checkpoint) {}
+  virtual void pre_checkpoint([[maybe_unused]] std::int64_t checkpoint) {}
 };
 
 // A bolt that is also called at a fixed period, on its executor thread and
@@ -58,12 +58,13 @@ class BasicBolt {
  public:
   virtual ~BasicBolt();
 
-  virtual void prepare(const Config& conf, const TopologyContext& context) {}
+  virtual void prepare([[maybe_unused]] const Config& conf,
+                       [[maybe_unused]] const TopologyContext& context) {}
   virtual void execute(const Tuple& input, BasicOutputCollector& collector) = 0;
   virtual void cleanup() {}
   virtual void declare_output_fields(OutputFieldsDeclarer& declarer) = 0;
   // As Bolt::pre_checkpoint.
-  virtual void pre_checkpoint(std::int64_t checkpoint) {}
+  virtual void pre_checkpoint([[maybe_unused]] std::int64_t checkpoint) {}
 };
 
 // Runs a BasicBolt as a Bolt (what TopologyBuilder does with one).

@@ -27,9 +27,9 @@ class Spout {
                     SpoutOutputCollector& collector) = 0;
   virtual void next_tuple() = 0;
   // The tuple tree of `msg_id` completed.
-  virtual void ack(const Value& msg_id) {}
+  virtual void ack([[maybe_unused]] const Value& msg_id) {}
   // The tuple tree of `msg_id` failed or timed out: the spout may replay it.
-  virtual void fail(const Value& msg_id) {}
+  virtual void fail([[maybe_unused]] const Value& msg_id) {}
   virtual void activate() {}
   virtual void deactivate() {}
   virtual void close() {}

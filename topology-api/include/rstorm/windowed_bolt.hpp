@@ -137,8 +137,9 @@ class WindowedBolt {
 
   // `collector` stays valid until cleanup() returns. Emits without anchors
   // made during execute() are anchored to the window's tuples.
-  virtual void prepare(const Config& conf, const TopologyContext& context,
-                       OutputCollector& collector) {}
+  virtual void prepare([[maybe_unused]] const Config& conf,
+                       [[maybe_unused]] const TopologyContext& context,
+                       [[maybe_unused]] OutputCollector& collector) {}
   // One window activation. The window's tuples are acked by the runtime when
   // they leave the window; do not ack them (a tuple failed here is failed).
   virtual void execute(const TupleWindow& window) = 0;
@@ -147,7 +148,7 @@ class WindowedBolt {
   // after the window itself was written to it. A bolt that keeps a result
   // it updates from get_new() and get_expired() can rebuild it from get()
   // at its first activation after prepare() instead.
-  virtual void pre_checkpoint(std::int64_t checkpoint) {}
+  virtual void pre_checkpoint([[maybe_unused]] std::int64_t checkpoint) {}
   // Do not declare the late tuple stream: the builder declares it with the
   // fields of the bolt's input.
   virtual void declare_output_fields(OutputFieldsDeclarer& declarer) = 0;
