@@ -139,7 +139,10 @@ class OutputCollector {
   // `values` by rvalue reference, as SpoutOutputCollector::emit_to.
   virtual void emit_to(std::string_view stream, const Tuple* const* anchors,
                        std::size_t num_anchors, Values&& values, TaskId direct_task) = 0;
-  // Every input must be acked or failed exactly once; later calls are ignored.
+  // Every input must be acked or failed exactly once; later calls on the
+  // same Tuple object are ignored. A copy is another object: ack either the
+  // input or one copy of it, never both (as in Storm, a second ack of one
+  // tuple undoes the first, and its tree then waits for its timeout).
   virtual void ack(const Tuple& input) = 0;
   virtual void fail(const Tuple& input) = 0;
   virtual void report_error(std::string_view message) = 0;

@@ -5,7 +5,8 @@
 //
 // Thread contract: a Tuple is thread-compatible. The runtime hands a bolt a
 // const Tuple& on the bolt's executor thread; the bolt may copy it and ack or
-// fail the copy later from the same thread. A Tuple refers to stream metadata
+// fail the copy later from the same thread (the copy instead of the input,
+// not as well). A Tuple refers to stream metadata
 // owned by the running topology: do not keep one past the topology's lifetime.
 #pragma once
 
