@@ -211,7 +211,7 @@ TEST(CompleteTopology, AnUnboundedSpoutIsReportedWhenTheTimeoutPasses) {
   options.timeout = 300ms;
   auto run = complete_topology(word_count(), options);
   ASSERT_FALSE(run.ok());
-  EXPECT_NE(run.status().message().find("did not complete within 300 ms: some spout has not finished"),
+  EXPECT_NE(run.status().message().find("did not complete within 300 ms: spout 'sentences' has not finished"),
             std::string::npos)
       << run.status().message();
 }

@@ -365,6 +365,16 @@ bool TopologyRuntime::spouts_finished() const {
   return any;
 }
 
+std::vector<std::string> TopologyRuntime::unfinished_spouts() const {
+  std::vector<std::string> out;
+  for (const auto& ex : executors_) {
+    const ComponentPlan& c = *ex->plan().component;
+    if (c.role != ExecutorRole::kSpout || ex->finished()) continue;
+    if (std::find(out.begin(), out.end(), c.id) == out.end()) out.push_back(c.id);
+  }
+  return out;
+}
+
 bool TopologyRuntime::runs_task(TaskId task) const { return local_executor_of(task) >= 0; }
 
 int TopologyRuntime::local_executor_of(TaskId task) const {

@@ -336,11 +336,18 @@ api::Result<CompletedTopology> complete_topology(const Topology& topology,
   }
   const std::uint64_t in_flight = runtime->in_flight();
   const bool spouts_done = runtime->spouts_finished();
+  const std::vector<std::string> unfinished = runtime->unfinished_spouts();
   runtime->deactivate();
   runtime->stop();
   if (!failure.empty()) return api::Status::error("the topology cannot run: " + failure);
   if (!complete) {
-    std::string what = spouts_done ? "every spout finished" : "some spout has not finished (a spout that is not mocked must call SpoutOutputCollector::finish)";
+    std::string names;
+    for (const auto& id : unfinished) names += (names.empty() ? "'" : ", '") + id + "'";
+    std::string what =
+        spouts_done ? "every spout finished"
+                    : "spout " + names +
+                          " has not finished (a spout that is not mocked must call "
+                          "SpoutOutputCollector::finish)";
     return api::Status::error("the topology did not complete within " + std::to_string(options.timeout.count()) +
                               " ms: " + what + ", " + std::to_string(in_flight) + " tuple trees in flight");
   }

@@ -107,6 +107,9 @@ class TopologyRuntime {
   // Whether this runtime runs spouts and every one of them has finished (a
   // bounded input is all emitted; its trees may still be pending).
   bool spouts_finished() const;
+  // The spout components some executor of which has a task that has not
+  // called finish() yet, in the topology's order.
+  std::vector<std::string> unfinished_spouts() const;
   // The executors run here (for metrics: plan(), stats(), queue()). Fixed after create().
   const std::vector<std::unique_ptr<Executor>>& executors() const { return executors_; }
 
