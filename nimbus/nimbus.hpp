@@ -316,6 +316,12 @@ class Nimbus {
   std::map<std::string, std::int64_t> supervisor_seen_;             // id -> ms; guarded by mutex_
   std::set<std::string> replication_logged_;                        // monitor thread only
   std::set<std::string> reported_dead_;                             // guarded by mutex_
+  // The last registration read of each supervisor seen, for one whose
+  // registration is gone (its ZooKeeper session ended: it died, or was cut
+  // off) and which keeps its executors until nimbus.supervisor.timeout.secs
+  // after it was last heard from (its orphaned workers stop just before).
+  std::map<std::string, thrift::SupervisorInfo> supervisor_info_;   // guarded by mutex_
+  std::set<std::string> unregistered_;                              // guarded by mutex_
   std::map<SlotKey, std::int64_t> worker_beats_;                    // guarded by mutex_
   // Workers whose last heartbeat reported a stall, with the beat's time (ms).
   std::map<SlotKey, std::pair<thrift::StallInfo, std::int64_t>> worker_stalls_;  // guarded by mutex_

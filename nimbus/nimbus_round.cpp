@@ -100,12 +100,21 @@ void Nimbus::arm_watches() {
 }
 
 // Registered supervisors whose heartbeat (or first sighting, for one that has
-// not sent any yet) is younger than nimbus.supervisor.timeout.secs.
+// not sent any yet) is younger than nimbus.supervisor.timeout.secs; and, for
+// that long after it was last heard from, one whose registration is gone
+// (leader_round leaves it only the slots in use): its executors stay, as
+// Storm's do until that timeout. A supervisor killed on its own leaves its
+// workers running, and they stop only a little before the timeout (a
+// restarted supervisor takes them over meanwhile): moved at the end of its
+// ZooKeeper session instead, the executors ran twice until then.
 std::map<std::string, thrift::SupervisorInfo> Nimbus::live_supervisors(std::int64_t now_ms) {
   std::map<std::string, thrift::SupervisorInfo> out;
   auto ids = store_.children(paths_.supervisors());
   if (!ids) return out;
   std::lock_guard lock(mutex_);
+  auto last_heard = [&](const std::string& id) {
+    return std::max(supervisor_seen_[id], supervisor_beats_.count(id) ? supervisor_beats_[id] : 0);
+  };
   for (const std::string& id : *ids) {
     auto node = store_.get(paths_.supervisor(id));
     if (!node) continue;
@@ -114,9 +123,10 @@ std::map<std::string, thrift::SupervisorInfo> Nimbus::live_supervisors(std::int6
       logger_.warn("ignoring supervisor {}: {}", id, info.status().message());
       continue;
     }
+    if (unregistered_.erase(id) > 0) logger_.info("supervisor {} registered again", id);
     supervisor_seen_.try_emplace(id, now_ms);
-    const std::int64_t last =
-        std::max(supervisor_seen_[id], supervisor_beats_.count(id) ? supervisor_beats_[id] : 0);
+    supervisor_info_[id] = *info;
+    const std::int64_t last = last_heard(id);
     if (now_ms - last > options_.supervisor_timeout.count()) {
       if (reported_dead_.insert(id).second) {
         logger_.warn("supervisor {} missed heartbeats for {} ms: treating it as dead", id,
@@ -127,15 +137,34 @@ std::map<std::string, thrift::SupervisorInfo> Nimbus::live_supervisors(std::int6
     reported_dead_.erase(id);
     out.emplace(id, std::move(*info));
   }
-  // Forget supervisors whose registration is gone, so a return starts afresh.
   for (auto it = supervisor_seen_.begin(); it != supervisor_seen_.end();) {
-    if (!std::binary_search(ids->begin(), ids->end(), it->first)) {
-      supervisor_beats_.erase(it->first);
-      heartbeating_supervisors_.erase(it->first);
-      it = supervisor_seen_.erase(it);
-    } else {
+    const std::string& id = it->first;
+    if (std::binary_search(ids->begin(), ids->end(), id)) {
       ++it;
+      continue;
     }
+    const std::int64_t last = last_heard(id);
+    auto info = supervisor_info_.find(id);
+    if (now_ms - last <= options_.supervisor_timeout.count() && info != supervisor_info_.end()) {
+      if (unregistered_.insert(id).second) {
+        logger_.warn("supervisor {}'s registration is gone (its ZooKeeper session ended): its "
+                     "executors stay until nimbus.supervisor.timeout.secs ({} s) after it was "
+                     "last heard from, unless it registers again",
+                     id, options_.supervisor_timeout.count() / 1000);
+      }
+      out.emplace(id, info->second);  // leader_round keeps only its used slots
+      ++it;
+      continue;
+    }
+    // Gone for good: forgotten, so that a return starts afresh.
+    if (unregistered_.erase(id) > 0) {
+      logger_.warn("supervisor {} was not heard from for {} ms: treating it as dead", id,
+                   now_ms - last);
+    }
+    supervisor_beats_.erase(id);
+    heartbeating_supervisors_.erase(id);
+    supervisor_info_.erase(id);
+    it = supervisor_seen_.erase(it);
   }
   return out;
 }
@@ -146,6 +175,9 @@ std::map<std::string, thrift::SupervisorInfo> Nimbus::live_supervisors(std::int6
 bool Nimbus::worker_dead(const SlotKey& slot, std::int64_t now_ms) {
   std::lock_guard lock(mutex_);
   if (!heartbeating_supervisors_.count(slot.node)) return false;
+  // Its supervisor's registration is gone: no word of its workers comes, and
+  // they are not dead for that (live_supervisors keeps them until timeout).
+  if (unregistered_.count(slot.node)) return false;
   const std::int64_t since = slot_since_.try_emplace(slot, now_ms).first->second;
   auto beat = worker_beats_.find(slot);
   if (beat != worker_beats_.end() && beat->second >= since) {
@@ -510,6 +542,23 @@ void Nimbus::leader_round() {
   // their assignment goes or changes: a topology placed meanwhile must not
   // get a port a worker still listens on, nor memory it still holds.
   cluster.used = held_slots(holding, cluster);
+  // A supervisor whose registration is gone (live_supervisors) keeps the
+  // slots its workers use; nothing new is placed on it.
+  {
+    std::set<std::string> unregistered;
+    {
+      std::lock_guard lock(mutex_);
+      unregistered = unregistered_;
+    }
+    for (scheduler::NodeSpec& n : cluster.nodes) {
+      if (!unregistered.count(n.id.value())) continue;
+      std::erase_if(n.ports, [&](int port) {
+        return std::none_of(assigned_slots.begin(), assigned_slots.end(), [&](const SlotKey& k) {
+          return k.node == n.id.value() && k.port == port;
+        });
+      });
+    }
+  }
   auto result = scheduler::schedule(cluster, requests);
   if (!result) {
     logger_.error("scheduling failed: {}", result.error().message);

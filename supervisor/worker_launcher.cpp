@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "common/sha256.hpp"
 #include "common/thrift/codec.hpp"
 #include "supervisor/log_viewer.hpp"
@@ -115,8 +117,16 @@ Result<wp::WorkerSpec> WorkerLauncher::prepare(const thrift::Assignment& a,
     spec.config.set(std::string(keys::kNimbusSeeds), ConfigValue(std::move(list)), "supervisor");
   }
   spec.heartbeat_interval_ms = options_.worker_heartbeat_ms;
-  spec.orphan_timeout_ms =
+  // Nimbus moves an unheard supervisor's executors nimbus.supervisor.timeout.secs
+  // after its last heartbeat, up to a heartbeat period before the death that
+  // the worker notices at its next look: it stops that much earlier, so that
+  // the executors never run in two places.
+  const std::int64_t moved_after_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(options_.orphan_timeout).count();
+  const std::int64_t margin_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.heartbeat_frequency).count() +
+      2 * static_cast<std::int64_t>(options_.worker_heartbeat_ms) + 1000;
+  spec.orphan_timeout_ms = std::max<std::int64_t>(1000, moved_after_ms - margin_ms);
   spec.secret = info_it->second.secret;
   return spec;
 }

@@ -220,7 +220,54 @@ TEST_F(NimbusServiceTest, AckersOfTopologyAckerExecutorsAreAssignedWhereTheSched
   EXPECT_EQ(slots_by_executor(still), slots);
 }
 
-TEST_F(NimbusServiceTest, SupervisorRegistrationDisappearingReschedulesOnlyItsExecutors) {
+// Nimbus on a clock that stands still until the test moves it.
+class NimbusClockTest : public NimbusFixture {
+ protected:
+  NimbusOptions options() override {
+    NimbusOptions o = NimbusFixture::options();
+    o.now_ms = [this] { return now_ms_.load(); };
+    return o;
+  }
+  std::atomic<std::int64_t> now_ms_{std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count()};
+
+  // Moves the clock on by `ms` in steps of 5 s, `alive` heartbeating at
+  // each step with a heartbeat of every worker `topology_id`'s assignment
+  // gives them: they stay alive, their workers too.
+  void advance_with_heartbeats(std::int64_t ms, const std::vector<std::string>& alive,
+                               const std::string& topology_id) {
+    for (std::int64_t done = 0; done < ms; done += 5000) {
+      now_ms_ += std::min<std::int64_t>(5000, ms - done);
+      auto a = assignment(topology_id);
+      for (const std::string& node : alive) {
+        thrift::SupervisorHeartbeat beat;
+        beat.info = supervisor_info(node, "r1");
+        std::set<int> ports;
+        if (a) {
+          for (const auto& e : a->executors) {
+            if (e.slot.node_id == node) ports.insert(e.slot.port);
+          }
+        }
+        for (int port : ports) {
+          thrift::WorkerHeartbeat w;
+          w.topology_id = topology_id;
+          w.slot.node_id = node;
+          w.slot.port = port;
+          beat.workers.push_back(w);
+        }
+        ASSERT_TRUE(nimbus_->supervisor_heartbeat(beat));
+      }
+    }
+  }
+};
+
+// A supervisor whose registration disappears (its session ended: it died, or
+// was cut off) keeps its executors until nimbus.supervisor.timeout.secs
+// after it was last heard from, as in Storm: its workers may be running on
+// (they stop a little before), and a supervisor restarted meanwhile takes
+// them over. Then only its executors move.
+TEST_F(NimbusClockTest, SupervisorRegistrationDisappearingReschedulesOnlyItsExecutors) {
   auto s1 = add_supervisor(supervisor_info("sup-1", "r1", 512, 400, {6700}));
   auto s2 = add_supervisor(supervisor_info("sup-2", "r1", 512, 400, {6700}));
   auto s3 = add_supervisor(supervisor_info("sup-3", "r1", 1024, 400, {6700}));
@@ -237,6 +284,16 @@ TEST_F(NimbusServiceTest, SupervisorRegistrationDisappearingReschedulesOnlyItsEx
   if (victim == "sup-1") s1.reset();
   if (victim == "sup-2") s2.reset();
   if (victim == "sup-3") s3.reset();
+  const auto rounds = nimbus_->rounds();
+  nimbus_->trigger();
+  ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > rounds + 2; }));
+  EXPECT_EQ(assignment(*id)->version, 1) << "moved before nimbus.supervisor.timeout.secs";
+  std::vector<std::string> alive;
+  for (const char* s : {"sup-1", "sup-2", "sup-3"}) {
+    if (s != victim) alive.push_back(s);
+  }
+  advance_with_heartbeats(NimbusOptions().supervisor_timeout.count() + 1000, alive, *id);
+  nimbus_->trigger();
   ASSERT_TRUE(eventually([&] {
     auto a = assignment(*id);
     return a && a->version >= 2;
@@ -672,7 +729,7 @@ TEST_F(NimbusServiceTest, PlacedTopologyWaitsForTheFirstSupervisorWithoutBecomin
 // assignment while that one has not registered (up to
 // nimbus.supervisor.timeout.secs), rather than being moved off it and then
 // placed again; one this leader saw leave is moved at once (the test above).
-TEST_F(NimbusServiceTest, NewLeaderWaitsForASupervisorItHasNotSeenBeforeMovingItsExecutors) {
+TEST_F(NimbusClockTest, NewLeaderWaitsForASupervisorItHasNotSeenBeforeMovingItsExecutors) {
   std::map<std::string, std::unique_ptr<CoordinationStore>> sups;
   const std::map<std::string, double> memory{{"sup-1", 512}, {"sup-2", 512}, {"sup-3", 1024}};
   for (const auto& [name, mb] : memory) {
@@ -702,8 +759,15 @@ TEST_F(NimbusServiceTest, NewLeaderWaitsForASupervisorItHasNotSeenBeforeMovingIt
   ASSERT_TRUE(eventually([&] { return nimbus_->rounds() > again + 1; }));
   EXPECT_EQ(assignment(*id)->executors, before.executors);
   EXPECT_EQ(assignment(*id)->version, before.version);
-  // Seen by this leader and gone again: moved now.
+  // Seen by this leader and gone again: moved once nimbus.supervisor.timeout.secs
+  // passed since it was last heard from.
   sups[late].reset();
+  std::vector<std::string> alive;
+  for (const auto& [name, sup] : sups) {
+    if (name != late) alive.push_back(name);
+  }
+  advance_with_heartbeats(NimbusOptions().supervisor_timeout.count() + 1000, alive, *id);
+  nimbus_->trigger();
   ASSERT_TRUE(eventually([&] { return assignment(*id)->version > before.version; }));
   const auto moved = assignment(*id);  // kept: a loop over a temporary's member dangles
   ASSERT_TRUE(moved);
@@ -924,18 +988,6 @@ TEST_F(NimbusServiceTest, ADeactivatedTopologyThatStopsFittingStaysDeactivated) 
 namespace rstorm::nimbus::testing {
 namespace {
 
-// Nimbus on a clock that stands still until the test moves it.
-class NimbusClockTest : public NimbusFixture {
- protected:
-  NimbusOptions options() override {
-    NimbusOptions o = NimbusFixture::options();
-    o.now_ms = [this] { return now_ms_.load(); };
-    return o;
-  }
-  std::atomic<std::int64_t> now_ms_{std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count()};
-};
 
 // A rebalance waiting out its -w is kept in the topology's record: a nimbus
 // that leads before the wait ends (a restart, a failover) applies it at the

@@ -463,9 +463,9 @@ void WorkerProcess::check_supervisor() {
     return;
   }
   if (now - *supervisor_gone_since_ >= std::chrono::milliseconds(spec_.orphan_timeout_ms)) {
-    logger_->error("[topology={}] no supervisor took this worker over within {} ms "
-                   "(nimbus.supervisor.timeout.secs): nimbus runs its executors elsewhere now, "
-                   "so it stops rather than run them twice",
+    logger_->error("[topology={}] no supervisor took this worker over within {} ms (a "
+                   "little less than nimbus.supervisor.timeout.secs): nimbus runs its executors "
+                   "elsewhere from then on, so it stops rather than run them twice",
                    spec_.topology_id, spec_.orphan_timeout_ms);
     orphaned_ = true;
   }
