@@ -425,7 +425,23 @@ void Nimbus::leader_round() {
       auto decoded = decode_thrift<thrift::Assignment>(node->data, "Assignment");
       if (decoded) assignment = std::move(*decoded);
     }
-    if (!assignment && !replicated_enough(record, t)) continue;
+    if (!assignment && !replicated_enough(record, t)) {
+      // Said where the user looks (describe, list, submit --wait), not only
+      // in this log; cleared once it is placed.
+      const std::int64_t limit = options_.max_replication_wait.count();
+      const std::string why =
+          "waiting until " + std::to_string(options_.min_replication) +
+          " nimbuses hold its code (topology.min.replication.count), " +
+          (limit < 0 ? std::string("with no time limit")
+                     : "then placed anyway at most " + std::to_string(limit / 1000) +
+                           " s after submit") +
+          " (topology.max.replication.wait.time.sec)";
+      if (record.status_reason != why) {
+        record.status_reason = why;
+        write_round_record(record, versions[record.id]);
+      }
+      continue;
+    }
     // A placed topology waits for its supervisors rather than being moved off
     // them, its slots on the nodes there are staying taken: while no
     // supervisor is registered at all (a whole cluster starting, nimbus

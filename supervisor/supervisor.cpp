@@ -633,6 +633,12 @@ void Supervisor::check_health(int port) {
       if (age > options_.worker_timeout) {
         problem = "its last heartbeat is " + std::to_string(age.count()) + " ms old (timeout " +
                   std::to_string(options_.worker_timeout.count()) + " s)";
+        // Hung (or stopped): killed and restarted below, which describe
+        // shows as any other failure of the worker.
+        record_failure(port, slot.record.topology_id,
+                       "the worker stopped heartbeating: " + problem +
+                           " (supervisor.worker.timeout.secs); killed and restarted",
+                       "hung");
       }
     } else if (Clock::now() - slot.launched_at > options_.worker_start_timeout) {
       problem = "no heartbeat within supervisor.worker.start.timeout.secs (" +

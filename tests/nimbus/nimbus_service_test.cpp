@@ -1085,6 +1085,11 @@ TEST_F(ReplicationTest, TopologyWaitsUntilEnoughNimbusesHoldItsCode) {
   const std::uint64_t start = nimbus_->rounds();
   ASSERT_TRUE(eventually([&] { return nimbus_->rounds() >= start + 3; }));
   EXPECT_FALSE(assignment(*id).has_value());
+  // Its record says why (describe, list, submit --wait show it).
+  EXPECT_NE(record(*id)->status_reason.find("waiting until 2 nimbuses hold its code "
+                                            "(topology.min.replication.count)"),
+            std::string::npos)
+      << record(*id)->status_reason;
 
   // A second nimbus registers its copy (as a standby does after copying the
   // blobs): the topology is scheduled.
@@ -1092,6 +1097,8 @@ TEST_F(ReplicationTest, TopologyWaitsUntilEnoughNimbusesHoldItsCode) {
   ASSERT_TRUE(standby->create(paths_.code_replicas(*id) + "/127.0.0.1:1", "",
                               CreateMode::kEphemeral));
   EXPECT_TRUE(eventually([&] { return assignment(*id).has_value(); }));
+  EXPECT_TRUE(eventually([&] { return record(*id)->status_reason.empty(); }))
+      << record(*id)->status_reason;
 
   ASSERT_TRUE(client_->kill_topology("wc", 0));
   ASSERT_TRUE(eventually([&] { return !record(*id); }));

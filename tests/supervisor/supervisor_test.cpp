@@ -330,6 +330,17 @@ TEST_F(SupervisorTest, HungWorkerWithStaleHeartbeatIsRestarted) {
     return now.count(kPortA) && now.at(kPortA) != before.at(kPortA) && both_workers_heartbeating();
   }));
   EXPECT_TRUE(eventually([&] { return !alive(before.at(kPortA)); }));
+  // Reported to nimbus (describe shows it) as a crash would be.
+  std::string reason;
+  EXPECT_TRUE(eventually([&] {
+    for (const auto& beat : nimbus_.heartbeats()) {
+      for (const auto& f : beat.failures) {
+        if (f.slot.port == kPortA) reason = f.reason + " / " + f.exit_status;
+      }
+    }
+    return reason.find("the worker stopped heartbeating") != std::string::npos;
+  })) << reason;
+  EXPECT_NE(reason.find("/ hung"), std::string::npos) << reason;
 }
 
 TEST_F(SupervisorTest, WorkersNoLongerAssignedAreStopped) {
