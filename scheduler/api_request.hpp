@@ -118,8 +118,7 @@ inline Result<TopologyRequest> request_from_topology(const std::string& name,
     for (const rstorm::InputSpec& input : c.inputs) {
       const rstorm::GroupingType g = input.grouping.type;
       request.edges.push_back(Edge{input.component, c.id, g == rstorm::GroupingType::kLocalOrShuffle,
-                                   g == rstorm::GroupingType::kGlobal ||
-                                       g == rstorm::GroupingType::kDirect});
+                                   rstorm::spreads_unevenly(g)});
     }
   }
   return apply_topology_config(std::move(request), config);

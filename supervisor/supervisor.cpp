@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "common/thrift/codec.hpp"
+#include "worker/transport/transport.hpp"
 
 namespace rstorm::supervisor {
 
@@ -59,22 +60,12 @@ constexpr std::chrono::seconds kHealthyRun{60};
 }  // namespace
 
 std::optional<std::string> busy_port(const std::string& host, int port) {
-  namespace asio = boost::asio;
-  using asio::ip::tcp;
-  asio::io_context io;
-  boost::system::error_code ec;
-  tcp::resolver resolver(io);
-  auto results = resolver.resolve(host.empty() ? std::string("127.0.0.1") : host,
-                                  std::to_string(port), ec);
-  if (ec || results.empty()) return std::nullopt;
-  tcp::acceptor acceptor(io);
-  const tcp::endpoint endpoint = results.begin()->endpoint();
-  acceptor.open(endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor.bind(endpoint, ec);
-  if (!ec) acceptor.listen(1, ec);
-  if (!ec) return std::nullopt;
-  return ec.message();
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor acceptor(io);
+  const Status s = transport::listen_on(acceptor, transport::WorkerAddress{host, port});
+  if (s || s.code() != ErrorCode::kUnavailable) return std::nullopt;
+  const std::string& why = s.message();
+  return why.substr(why.rfind(": ") + 2);  // the system's words ("Address already in use")
 }
 
 Supervisor::Supervisor(SupervisorOptions options, CoordinationStore& store,

@@ -261,8 +261,7 @@ void TopologyRuntime::fuse_executors(const std::vector<std::uint32_t>& worker_of
     if (in == inputs.end()) return false;
     return std::any_of(in->second.begin(), in->second.end(), [](const auto& producer_sub) {
       const auto& [producer, sub] = producer_sub;
-      return producer->role != ExecutorRole::kAcker &&
-             (sub->type == GroupingType::kGlobal || sub->type == GroupingType::kDirect);
+      return producer->role != ExecutorRole::kAcker && spreads_unevenly(sub->type);
     });
   };
   // Every worker runs as many executors of a as of b.

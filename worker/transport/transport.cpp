@@ -22,6 +22,27 @@ using asio::ip::tcp;
 
 std::string WorkerAddress::to_string() const { return host + ":" + std::to_string(port); }
 
+Status listen_on(tcp::acceptor& acceptor, const WorkerAddress& address) {
+  boost::system::error_code ec;
+  tcp::resolver resolver(acceptor.get_executor());
+  const std::string host = address.host.empty() ? std::string("127.0.0.1") : address.host;
+  auto results = resolver.resolve(host, std::to_string(address.port), ec);
+  if (ec || results.empty()) {
+    return {ErrorCode::kInvalidArgument,
+            "cannot resolve this worker's address " + address.to_string() + ": " + ec.message()};
+  }
+  const tcp::endpoint endpoint = results.begin()->endpoint();
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return {ErrorCode::kUnavailable,
+            "cannot listen for other workers on " + address.to_string() + ": " + ec.message()};
+  }
+  return {};
+}
+
 TransportStats TransportCounters::snapshot() const {
   TransportStats s;
   auto get = [](const std::atomic<std::uint64_t>& c) { return c.load(std::memory_order_acquire); };
@@ -76,25 +97,9 @@ struct Transport::Impl {
   }
 
   Status listen() {
-    boost::system::error_code ec;
-    tcp::resolver resolver(core.io);
+    if (Status s = listen_on(acceptor, core.options.self); !s) return s;
     const std::string& host = core.options.self.host.empty() ? std::string("127.0.0.1")
                                                              : core.options.self.host;
-    auto results = resolver.resolve(host, std::to_string(core.options.self.port), ec);
-    if (ec || results.empty()) {
-      return {ErrorCode::kInvalidArgument,
-              "cannot resolve this worker's address " + core.options.self.to_string() + ": " +
-                  ec.message()};
-    }
-    const tcp::endpoint endpoint = results.begin()->endpoint();
-    acceptor.open(endpoint.protocol(), ec);
-    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) acceptor.bind(endpoint, ec);
-    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      return {ErrorCode::kUnavailable, "cannot listen for other workers on " +
-                                           core.options.self.to_string() + ": " + ec.message()};
-    }
     core.self = WorkerAddress{host, acceptor.local_endpoint().port()};
     return {};
   }

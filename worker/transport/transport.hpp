@@ -17,6 +17,8 @@
 
 #include <spdlog/logger.h>
 
+#include <boost/asio/ip/tcp.hpp>
+
 #include <chrono>
 #include <compare>
 #include <cstddef>
@@ -46,6 +48,14 @@ struct WorkerAddress {
   // "host:port".
   std::string to_string() const;
 };
+
+// Opens `acceptor` listening on `address` as a worker's data plane does (the
+// host resolved, "127.0.0.1" when empty; SO_REUSEADDR, so that a port a
+// stopped worker left in TIME_WAIT binds). kInvalidArgument when the host
+// does not resolve, kUnavailable naming the reason ("Address already in
+// use") when the port cannot be listened on. A supervisor probes its slot
+// ports with it.
+Status listen_on(boost::asio::ip::tcp::acceptor& acceptor, const WorkerAddress& address);
 
 // A worker of the assignment and the tasks it runs (plan task ids).
 struct PeerWorker {

@@ -28,6 +28,13 @@ enum class GroupingType { kShuffle, kFields, kAll, kGlobal, kDirect, kLocalOrShu
 // "shuffle", "fields", "all", "global", "direct", "local-or-shuffle", "none".
 std::string_view grouping_name(GroupingType type);
 
+// Whether the grouping gives the subscriber's tasks unequal shares whatever
+// the load: global (every tuple to one task) and direct (the tasks the
+// producer picks). A bolt fed so heads no fused chain.
+inline bool spreads_unevenly(GroupingType type) {
+  return type == GroupingType::kGlobal || type == GroupingType::kDirect;
+}
+
 struct Grouping {
   GroupingType type = GroupingType::kShuffle;
   Fields fields;  // kFields only
