@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <rstorm/local_cluster.hpp>
 #include <rstorm/rstorm.hpp>
 #include <thread>
@@ -31,30 +32,65 @@ struct LatencyLog {
   Clock::time_point record_after;
 };
 
-// Emits a small constant tuple as fast as it is asked, or at `rate` per second.
+// Emits a small constant tuple as fast as it is asked: `burst` per
+// next_tuple call (1, as Storm's perf ConstSpout does; a spout reading a
+// batched source emits several), each with a message id when `reliable`.
 class ConstSpout : public rstorm::Spout {
  public:
-  ConstSpout(bool reliable, double rate, std::shared_ptr<LatencyLog> log)
-      : reliable_(reliable), rate_(rate), log_(std::move(log)) {}
+  ConstSpout(bool reliable, int burst) : reliable_(reliable), burst_(burst) {}
+
+  void open(const rstorm::Config&, const rstorm::TopologyContext&,
+            rstorm::SpoutOutputCollector& c) override {
+    out_ = &c;
+  }
+  void next_tuple() override {
+    if (reliable_) [[unlikely]] {
+      emit_reliable();
+      return;
+    }
+    for (int i = 0; i < burst_; ++i) out_->emit({seq_++, std::int64_t{42}});
+  }
+  void declare_output_fields(rstorm::OutputFieldsDeclarer& d) override {
+    d.declare(rstorm::Fields{"seq", "value"});
+  }
+
+ private:
+  [[gnu::noinline]] void emit_reliable() {
+    for (int i = 0; i < burst_; ++i) {
+      out_->emit({seq_, std::int64_t{42}}, seq_);
+      ++seq_;
+    }
+  }
+
+  bool reliable_;
+  int burst_;
+  rstorm::SpoutOutputCollector* out_ = nullptr;
+  std::int64_t seq_ = 0;
+};
+
+// Emits the same tuples, reliably, at `rate` per second, and logs the
+// complete latency of each acked one.
+class PacedSpout : public rstorm::Spout {
+ public:
+  PacedSpout(double rate, std::shared_ptr<LatencyLog> log) : rate_(rate), log_(std::move(log)) {}
 
   void open(const rstorm::Config&, const rstorm::TopologyContext&,
             rstorm::SpoutOutputCollector& c) override {
     out_ = &c;
     start_ = Clock::now();
-    if (log_) sent_at_.resize(1 << 20);
+    sent_at_.resize(1 << 20);
   }
   void next_tuple() override {
-    if (rate_ <= 0) {
-      emit_one();
-      return;
-    }
-    // Paced: emit what is due by now, at most a small burst per call.
+    // Emit what is due by now, at most a small burst per call.
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
     const auto due = static_cast<std::int64_t>(elapsed * rate_);
-    for (int i = 0; i < 64 && seq_ < due; ++i) emit_one();
+    for (int i = 0; i < 64 && seq_ < due; ++i) {
+      sent_at_[static_cast<std::size_t>(seq_) & (sent_at_.size() - 1)] = Clock::now();
+      out_->emit({seq_, std::int64_t{42}}, seq_);
+      ++seq_;
+    }
   }
   void ack(const rstorm::Value& id) override {
-    if (!log_) return;
     const auto now = Clock::now();
     if (now < log_->record_after) return;
     const auto sent = sent_at_[static_cast<std::size_t>(id.as_int()) & (sent_at_.size() - 1)];
@@ -65,17 +101,6 @@ class ConstSpout : public rstorm::Spout {
   }
 
  private:
-  void emit_one() {
-    if (reliable_) {
-      if (log_) sent_at_[static_cast<std::size_t>(seq_) & (sent_at_.size() - 1)] = Clock::now();
-      out_->emit({seq_, std::int64_t{42}}, seq_);
-    } else {
-      out_->emit({seq_, std::int64_t{42}});
-    }
-    ++seq_;
-  }
-
-  bool reliable_;
   double rate_;
   std::shared_ptr<LatencyLog> log_;
   rstorm::SpoutOutputCollector* out_ = nullptr;
@@ -87,13 +112,13 @@ class ConstSpout : public rstorm::Spout {
 using rstorm_bench::IdBolt;
 using rstorm_bench::NullBolt;
 
-// `parallelism`: executors of each component (the latency run, whose
-// spouts share one log, has one).
-rstorm::Topology make_topology(bool reliable, double rate, std::shared_ptr<LatencyLog> log,
+// `spout`: makes the spout; `parallelism`: executors of each component (the
+// latency run, whose spouts share one log, has one).
+rstorm::Topology make_topology(std::function<std::unique_ptr<rstorm::Spout>()> spout,
                                int parallelism = 1) {
   rstorm::TopologyBuilder b;
   b.set_spout(
-      "spout", [=] { return std::make_unique<ConstSpout>(reliable, rate, log); }, parallelism);
+      "spout", std::move(spout), parallelism);
   b.set_bolt(
        "id", [] { return std::make_unique<IdBolt>(); }, parallelism)
       .local_or_shuffle_grouping("spout");
@@ -120,7 +145,7 @@ struct RunShape {
   double complete_latency_ms = 0;
 };
 
-double measure_throughput(bool acking, bool fuse, int parallelism, int windows,
+double measure_throughput(bool acking, bool fuse, int parallelism, int burst, int windows,
                           std::chrono::milliseconds window, const std::vector<std::string>& extra,
                           std::vector<double>* all, RunShape* shape) {
   rstorm::Config conf;
@@ -131,7 +156,7 @@ double measure_throughput(bool acking, bool fuse, int parallelism, int windows,
     conf.set(k, v, "command line");
   }
   rstorm::LocalCluster cluster;
-  if (!cluster.submit("bench", conf, make_topology(acking, 0, nullptr, parallelism)).is_ok())
+  if (!cluster.submit("bench", conf, make_topology([=] { return std::make_unique<ConstSpout>(acking, burst); }, parallelism)).is_ok())
     std::exit(1);
   std::this_thread::sleep_for(std::chrono::seconds(1));  // warm-up
   std::vector<double> rates;
@@ -200,14 +225,19 @@ int main(int argc, char** argv) {
                  "Executors of each component in the throughput runs (default 1; 2 runs a fused "
                  "chain per core)")
       ->check(CLI::Range(1, 64));
+  int burst = 1;
+  app.add_option("--spout-burst", burst,
+                 "Tuples the spout emits per next_tuple call in the throughput runs (default 1)")
+      ->check(CLI::Range(1, 1024));
   app.add_option("-c", extra, "Extra config key=value for every run")->allow_extra_args(false);
   CLI11_PARSE(app, argc, argv);
 
   const auto window = std::chrono::milliseconds(static_cast<long long>(window_secs * 1000));
   std::printf(
       "rstorm-bench-throughput: ConstSpout -> IdBolt -> NullBolt, %d executor%s each, "
-      "%u hardware threads\n",
-      parallelism, parallelism == 1 ? "" : "s", std::thread::hardware_concurrency());
+      "%d tuple%s per next_tuple call, %u hardware threads\n",
+      parallelism, parallelism == 1 ? "" : "s", burst, burst == 1 ? "" : "s",
+      std::thread::hardware_concurrency());
   double ring = 0;
   if (modes != "none" && !skip_ring) {
     std::vector<double> all;
@@ -227,7 +257,7 @@ int main(int argc, char** argv) {
       std::vector<double> all;
       RunShape shape;
       const double median =
-          measure_throughput(acking, fuse, parallelism, windows, window, extra, &all, &shape);
+          measure_throughput(acking, fuse, parallelism, burst, windows, window, extra, &all, &shape);
       const double cpu = cpu_seconds() - cpu0;
       double total = 0;
       for (double r : all) total += r * window_secs;
@@ -260,7 +290,7 @@ int main(int argc, char** argv) {
     }
     rstorm::LocalCluster cluster;
     const double cpu0 = cpu_seconds();
-    if (!cluster.submit("bench", conf, make_topology(true, rate, log)).is_ok()) return 1;
+    if (!cluster.submit("bench", conf, make_topology([=] { return std::make_unique<PacedSpout>(rate, log); })).is_ok()) return 1;
     std::this_thread::sleep_for(std::chrono::duration<double>(2 + latency_secs));
     auto stats = cluster.stats("bench");
     (void)cluster.kill("bench", std::chrono::seconds(5));
