@@ -126,6 +126,95 @@ TEST(ReceiveQueue, ParkedConsumerWakesForAForcedPushIntoTheOverflow) {
   EXPECT_TRUE(got.load());
 }
 
+// A consumer parked with a long timeout, run on a thread: `woken` once its
+// park returns.
+struct ParkedConsumer {
+  explicit ParkedConsumer(ReceiveQueue& q)
+      : thread([&q, this] {
+          q.park(std::chrono::seconds(120));
+          woken = true;
+        }) {}
+  ~ParkedConsumer() { thread.join(); }
+  std::atomic<bool> woken{false};
+  std::thread thread;
+};
+
+// A push that defers the wake (a producer in the middle of a burst) leaves a
+// parked consumer asleep and says so; the producer's wake() wakes it.
+TEST(ReceiveQueue, APushDeferringTheWakeLeavesAParkedConsumerAsleepUntilWoken) {
+  ReceiveQueue q(64);
+  ParkedConsumer consumer(q);
+  ASSERT_TRUE(testing::eventually([&] { return q.consumer_parked(); }));
+  Batch b = batch_of(0, 1, 1);
+  bool owed = false;
+  ASSERT_TRUE(q.try_push_deferring_wake(b, &owed));
+  EXPECT_TRUE(owed);
+  q.wake();
+  EXPECT_TRUE(testing::eventually([&] { return consumer.woken.load(); }));
+  Batch out;
+  ASSERT_TRUE(q.try_pop(out));
+  EXPECT_EQ(out.front().root(), 1u);
+}
+
+// Once kWakeDepth batches wait, the push wakes the consumer itself: a
+// producer that never runs out of work still hands them on.
+TEST(ReceiveQueue, APushDeferringTheWakeWakesAParkedConsumerOnceEightBatchesWait) {
+  ReceiveQueue q(64);
+  ParkedConsumer consumer(q);
+  ASSERT_TRUE(testing::eventually([&] { return q.consumer_parked(); }));
+  for (std::size_t i = 0; i + 1 < ReceiveQueue::kWakeDepth; ++i) {
+    Batch b = batch_of(0, static_cast<std::int64_t>(i), 1);
+    bool owed = false;
+    ASSERT_TRUE(q.try_push_deferring_wake(b, &owed));
+    EXPECT_TRUE(owed) << i;
+  }
+  Batch last = batch_of(0, ReceiveQueue::kWakeDepth - 1, 1);
+  bool owed = true;
+  ASSERT_TRUE(q.try_push_deferring_wake(last, &owed));
+  EXPECT_FALSE(owed);
+  EXPECT_TRUE(testing::eventually([&] { return consumer.woken.load(); }));
+}
+
+// A Transfer's full batch to a parked consumer: the wake is owed, and paid
+// when the producer runs out of work (wake_consumers), or by a flush once
+// kWakeDelayNs has passed for one that never does.
+TEST(Transfer, AWakeOwedToAParkedConsumerIsPaidWhenTheProducerRunsOutOfWork) {
+  ReceiveQueue q(64);
+  std::vector<TupleSink*> sinks{&q};
+  std::vector<int> task_sink{0, 0};
+  ExecutorStats stats;
+  std::atomic<bool> stopping{false};
+  Transfer transfer{&sinks, 1, &task_sink, {}, 2, Transfer::Mode::kBlocking, &stats, &stopping};
+  transfer.bind_sinks();
+  const auto send_batch = [&] {
+    for (int i = 0; i < 2; ++i) {
+      transfer.append(TaskId(1)).tuple = Tuple(nullptr, TaskId(7), Values{Value(std::int64_t(i))});
+      transfer.commit();  // the second fills the batch: pushed
+    }
+  };
+  {
+    ParkedConsumer consumer(q);
+    ASSERT_TRUE(testing::eventually([&] { return q.consumer_parked(); }));
+    send_batch();
+    EXPECT_TRUE(q.consumer_parked());  // owed, not paid
+    transfer.wake_consumers();
+    EXPECT_TRUE(testing::eventually([&] { return consumer.woken.load(); }));
+  }
+  Batch out;
+  while (q.try_pop(out)) {
+  }
+  {
+    ParkedConsumer consumer(q);
+    ASSERT_TRUE(testing::eventually([&] { return q.consumer_parked(); }));
+    send_batch();
+    // A producer that keeps working: its flushes pay the wake once it is due.
+    EXPECT_TRUE(testing::eventually([&] {
+      transfer.flush();
+      return consumer.woken.load();
+    }));
+  }
+}
+
 // A producer waiting for room with a long timeout is woken by the consumer
 // draining the ring to its low-water mark (half), and only then finds room
 // for many batches: it is not left to its timeout.

@@ -38,6 +38,7 @@ void AckerExecutor::run() {
     if (work) {
       idle_.reset();
     } else {
+      transfer_.wake_consumers();
       idle_.idle(queue_, trees_.size() > 0 ? next_sweep_ns_ : 0);
     }
   }

@@ -400,6 +400,7 @@ void BoltExecutor::run() {
     if (work) {
       idle_.reset();
     } else {
+      transfer_.wake_consumers();
       idle_.idle(queue_, deadline);
     }
   }

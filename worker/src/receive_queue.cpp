@@ -1,16 +1,19 @@
 #include "rstorm/worker/receive_queue.hpp"
 
+#include <algorithm>
 #include <bit>
 
 namespace rstorm::worker {
 
 ReceiveQueue::ReceiveQueue(std::size_t capacity)
     : mask_(std::bit_ceil(capacity < 2 ? std::size_t{2} : capacity) - 1),
+      wake_depth_(std::min(kWakeDepth, (mask_ + 1) / 2)),
       slots_(new Slot[mask_ + 1]) {
   for (std::size_t i = 0; i <= mask_; ++i) slots_[i].sequence.store(i, std::memory_order_relaxed);
 }
 
-bool ReceiveQueue::push_to_ring(Batch& batch, bool clear) {
+bool ReceiveQueue::push_to_ring(Batch& batch, bool clear, bool* wake_owed) {
+  if (wake_owed != nullptr) *wake_owed = false;
   // Batches in the overflow go first: a ring push now would overtake them.
   if (overflow_size_.load(std::memory_order_acquire) > 0) return false;
   std::size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
@@ -37,7 +40,14 @@ bool ReceiveQueue::push_to_ring(Batch& batch, bool clear) {
   // seq_cst store and load, paired with park(): either the consumer sees the
   // batch or we see it parked (no lost wake-up).
   slot->sequence.store(pos + 1, std::memory_order_seq_cst);
-  if (parked_.load(std::memory_order_seq_cst)) notify();
+  if (parked_.load(std::memory_order_seq_cst)) {
+    if (wake_owed != nullptr &&
+        pos + 1 - dequeue_pos_.load(std::memory_order_relaxed) < wake_depth_) {
+      *wake_owed = true;  // the producer wakes it (Transfer::wake_consumers)
+    } else {
+      notify();
+    }
+  }
   return true;
 }
 

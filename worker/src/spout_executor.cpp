@@ -338,7 +338,10 @@ void SpoutExecutor::run() {
     track_progress(blocked);
     if (work) {
       idle_.reset();
-    } else if (blocked) {
+      continue;
+    }
+    transfer_.wake_consumers();
+    if (blocked) {
       // Throttled by a full queue: wake as soon as it has room, but soon
       // enough to keep draining acks.
       transfer_.wait_for_backlog(std::chrono::microseconds(200));

@@ -65,6 +65,8 @@ class InlineSink final : public TupleSink {
   void wait_for_space(std::chrono::microseconds) override {}
   BoltExecutor* inline_member() const override { return member_; }
   void flush() override { member_->flush_inline(); }
+  // The member's own consumers: the head ran out of work.
+  void wake() override { member_->wake_inline(); }
 
  private:
   BoltExecutor* member_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rstorm/worker/clock.hpp"
+
 namespace rstorm::worker {
 
 Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
@@ -18,6 +20,7 @@ Transfer::Transfer(const std::vector<TupleSink*>* sinks, std::size_t num_sinks,
       pending_(num_sinks),
       filled_(num_sinks, 0),
       dirty_flag_(num_sinks, 0),
+      wake_owed_flag_(num_sinks, 0),
       coalesce_at_(num_sinks, kNoEnvelope) {
   // No sink runs inline until bind_sinks (a Transfer that never binds, the
   // checkpoint uploader's, sends to queues only).
@@ -102,8 +105,14 @@ bool Transfer::push(int d) {
     n = b.size();  // 0: a forced push takes the batch whole
     return true;
   }
-  if (sink->try_push_recycling(b)) {
+  bool wake_owed = false;
+  if (sink->try_push_deferring_wake(b, &wake_owed)) {
     n = 0;  // what came back is to be filled again
+    if (wake_owed && !wake_owed_flag_[static_cast<std::size_t>(d)]) {
+      if (wakes_owed_.empty()) wake_owed_since_ns_ = steady_now_ns();
+      wake_owed_flag_[static_cast<std::size_t>(d)] = 1;
+      wakes_owed_.push_back(d);
+    }
     return true;
   }
   if (mode_ == Mode::kNonBlocking) {
@@ -118,6 +127,7 @@ bool Transfer::push(int d) {
                                         std::chrono::steady_clock::now() - waited_since)
                                         .count()));
   };
+  wake_consumers();
   for (;;) {
     if (stopping_->load(std::memory_order_relaxed)) {
       b.clear();  // the topology is going away
@@ -134,7 +144,21 @@ bool Transfer::push(int d) {
   }
 }
 
+void Transfer::pay_owed_wakes() {
+  for (int d : wakes_owed_) {
+    wake_owed_flag_[static_cast<std::size_t>(d)] = 0;
+    (*sinks_)[static_cast<std::size_t>(d)]->wake();
+  }
+  wakes_owed_.clear();
+}
+
+void Transfer::wake_consumers() {
+  pay_owed_wakes();
+  for (TupleSink* sink : inline_sinks_) sink->wake();
+}
+
 void Transfer::wait_for_backlog(std::chrono::microseconds timeout) {
+  wake_consumers();
   for (int d : dirty_) {
     if (filled_[static_cast<std::size_t>(d)] > 0) {
       (*sinks_)[static_cast<std::size_t>(d)]->wait_for_space(timeout);
@@ -158,6 +182,9 @@ bool Transfer::flush() {
   for (TupleSink* sink : inline_sinks_) sink->flush();
   dirty_.resize(kept);
   backlog_ = kept > 0;
+  if (!wakes_owed_.empty() && steady_now_ns() - wake_owed_since_ns_ >= kWakeDelayNs) {
+    pay_owed_wakes();
+  }
   return kept == 0;
 }
 

@@ -160,6 +160,8 @@ class Executor {
   virtual bool can_run_inline() const { return true; }
   virtual void run_one_inline(Envelope& e) {}
   void flush_inline() { transfer_.flush(); }
+  // As a member: its head ran out of work (Transfer::wake_consumers).
+  void wake_inline() { transfer_.wake_consumers(); }
   virtual void close_inline() {}
 
  protected:

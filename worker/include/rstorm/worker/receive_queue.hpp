@@ -41,6 +41,21 @@ class TupleSink {
   // finished with (any content), for the producer to fill again in place
   // (Transfer) rather than destroy them here and construct new ones.
   virtual bool try_push_recycling(Batch& batch) { return try_push(batch); }
+  // As try_push_recycling, but a consumer asleep is left asleep while only
+  // a few batches wait for it: the push sets `*wake_owed` instead, and the
+  // producer calls wake() once it runs out of work, before it waits for
+  // anything, or a short while later (Transfer::wake_consumers). A
+  // producer's wake-ups are so coalesced: a consumer woken at each batch,
+  // when it shared the producer's core, took the core from it a batch at a
+  // time (a futex wake and two context switches a batch; three executors
+  // on two cores fell from 30 to 9 M tuples/s in runs where two of them
+  // shared a core). The default pushes as try_push_recycling does.
+  virtual bool try_push_deferring_wake(Batch& batch, bool* wake_owed) {
+    *wake_owed = false;
+    return try_push_recycling(batch);
+  }
+  // Wakes the consumer if it sleeps (a wake try_push_deferring_wake owed).
+  virtual void wake() {}
   // Takes `batch` whatever the sink's state: never refuses, never waits long
   // (for control messages and cycle edges; see ReceiveQueue). `batch` comes
   // back empty.
@@ -70,6 +85,15 @@ class ReceiveQueue final : public TupleSink {
   bool try_push(Batch& batch) override { return push_to_ring(batch, true); }
   // `batch` comes back holding the envelopes the consumer finished with.
   bool try_push_recycling(Batch& batch) override { return push_to_ring(batch, false); }
+  // Wakes a parked consumer at once only when kWakeDepth batches (or half
+  // the ring, if less) are queued.
+  bool try_push_deferring_wake(Batch& batch, bool* wake_owed) override {
+    return push_to_ring(batch, false, wake_owed);
+  }
+  void wake() override {
+    if (parked_.load(std::memory_order_seq_cst)) notify();
+  }
+  static constexpr std::size_t kWakeDepth = 8;
   // Never refuses. Returns true when the batch went to the ring, false when
   // it went to the overflow (the queue is over its capacity). `recycling`:
   // `batch` may come back holding envelopes the consumer finished with (as
@@ -94,6 +118,8 @@ class ReceiveQueue final : public TupleSink {
   void park(std::chrono::microseconds timeout);
   // Wakes the consumer if it is parked (used to stop it).
   void notify();
+  // The consumer is in park() (approximate: for tests).
+  bool consumer_parked() const { return parked_.load(std::memory_order_seq_cst); }
 
   std::size_t capacity() const { return mask_ + 1; }
   // Batches in the queue, overflow included; approximate while producers run.
@@ -110,6 +136,7 @@ class ReceiveQueue final : public TupleSink {
   };
 
   std::size_t mask_;
+  std::size_t wake_depth_;  // kWakeDepth, at most half the ring
   std::unique_ptr<Slot[]> slots_;
   alignas(64) std::atomic<std::size_t> enqueue_pos_{0};
   alignas(64) std::atomic<std::size_t> dequeue_pos_{0};
@@ -120,8 +147,10 @@ class ReceiveQueue final : public TupleSink {
   std::mutex space_mutex_;
   std::condition_variable space_cv_;
   bool try_pop_overflow(Batch& out);
-  // try_push; `clear`: empties the batch handed back.
-  bool push_to_ring(Batch& batch, bool clear);
+  // try_push; `clear`: empties the batch handed back. `wake_owed`: not
+  // null, a parked consumer with fewer than wake_depth_ batches queued is
+  // not woken, and *wake_owed is set (otherwise cleared).
+  bool push_to_ring(Batch& batch, bool clear, bool* wake_owed = nullptr);
   alignas(64) std::atomic<std::size_t> overflow_size_{0};
   std::atomic<std::size_t> overflow_peak_{0};
   std::mutex overflow_mutex_;

@@ -141,12 +141,23 @@ class Transfer {
   // blocking mode unless stopping).
   bool flush();
   bool has_backlog() const { return backlog_; }
+  // Wakes the consumers that pushes left asleep (TupleSink::try_push_deferring_wake),
+  // and those of the fused members' pushes (TupleSink::wake). Called by the
+  // executor when it runs out of work, and here before any wait (a consumer
+  // left asleep may be the one to make room). A busy producer's owed wakes
+  // are also paid by the first flush kWakeDelay after the first was owed,
+  // and at once by a push that leaves kWakeDepth batches queued: the
+  // consumers of a producer that never idles are woken that often at most.
+  void wake_consumers();
+  static constexpr std::int64_t kWakeDelayNs = 1'000'000;
   // Non-blocking mode: waits until a destination holding back a batch might
   // take it, or `timeout`.
   void wait_for_backlog(std::chrono::microseconds timeout);
 
  private:
   bool push(int d);
+  // Wakes the consumers in wakes_owed_ (not the members').
+  void pay_owed_wakes();
   // task_routes_ from *task_sink_, with `members` run inline.
   void fill_routes(const std::vector<TupleSink*>& members);
   // Out of line, so that append() for a sink that runs inline needs no
@@ -179,6 +190,9 @@ class Transfer {
   std::vector<std::size_t> filled_;
   std::vector<char> dirty_flag_;
   std::vector<int> dirty_;
+  std::vector<int> wakes_owed_;  // sinks, each once (wake_owed_flag_)
+  std::vector<char> wake_owed_flag_;
+  std::int64_t wake_owed_since_ns_ = 0;  // steady clock, when wakes_owed_ became non-empty
   // Index: sink; the envelope of its pending batch that send_control last
   // started for acking messages. A hint: checked against the envelope there
   // (the batch may have been handed over and refilled since).
