@@ -95,7 +95,7 @@ Envelope& Transfer::append_to_batch(int d, TaskId dest) {
   return e;
 }
 
-bool Transfer::push(int d) {
+bool Transfer::push(int d, bool full) {
   Batch& b = pending_[static_cast<std::size_t>(d)];
   std::size_t& n = filled_[static_cast<std::size_t>(d)];
   if (n < b.size()) b.erase(b.begin() + static_cast<std::ptrdiff_t>(n), b.end());
@@ -106,7 +106,7 @@ bool Transfer::push(int d) {
     return true;
   }
   bool wake_owed = false;
-  if (sink->try_push_deferring_wake(b, &wake_owed)) {
+  if (full ? sink->try_push_deferring_wake(b, &wake_owed) : sink->try_push_recycling(b)) {
     n = 0;  // what came back is to be filled again
     if (wake_owed && !wake_owed_flag_[static_cast<std::size_t>(d)]) {
       if (wakes_owed_.empty()) wake_owed_since_ns_ = steady_now_ns();
@@ -172,7 +172,8 @@ bool Transfer::flush() {
   backlog_ = false;
   std::size_t kept = 0;
   for (int d : dirty_) {
-    if (filled_[static_cast<std::size_t>(d)] > 0 && !push(d)) {
+    const std::size_t n = filled_[static_cast<std::size_t>(d)];
+    if (n > 0 && !push(d, n >= batch_size_)) {
       dirty_[kept++] = d;  // still pending: keep it listed
       continue;
     }

@@ -71,7 +71,7 @@ class Transfer {
       run_inline(*last_inline_, inline_envelope_);
       return;
     }
-    if (filled_[static_cast<std::size_t>(last_)] >= batch_size_ && !backlog_) push(last_);
+    if (filled_[static_cast<std::size_t>(last_)] >= batch_size_ && !backlog_) push(last_, true);
   }
 
   // The fused member `dest` runs on, when its sink runs inline (bind_sinks);
@@ -141,7 +141,7 @@ class Transfer {
   // blocking mode unless stopping).
   bool flush();
   bool has_backlog() const { return backlog_; }
-  // Wakes the consumers that pushes left asleep (TupleSink::try_push_deferring_wake),
+  // Wakes the consumers that pushes of full batches left asleep (TupleSink::try_push_deferring_wake),
   // and those of the fused members' pushes (TupleSink::wake). Called by the
   // executor when it runs out of work, and here before any wait (a consumer
   // left asleep may be the one to make room). A busy producer's owed wakes
@@ -155,7 +155,12 @@ class Transfer {
   void wait_for_backlog(std::chrono::microseconds timeout);
 
  private:
-  bool push(int d);
+  // `full`: a batch of batch_size_ envelopes, handed on in the middle of a
+  // burst: its push may leave a parked consumer asleep, the wake owed
+  // (TupleSink::try_push_deferring_wake). A partial batch (a flush: the
+  // producer's output is coming slower than batches fill) wakes it at once,
+  // so that no latency is added when the rate is low.
+  bool push(int d, bool full);
   // Wakes the consumers in wakes_owed_ (not the members').
   void pay_owed_wakes();
   // task_routes_ from *task_sink_, with `members` run inline.
