@@ -374,6 +374,8 @@ Result<std::shared_ptr<worker::SharedCheckpointStore>> WorkerProcess::open_check
   std::error_code ec;
   const bool ran_before = std::filesystem::exists(started, ec);
   const bool left_for_epoch = std::filesystem::exists(exited, ec);
+  const auto stopped = s.worker_dir / "checkpoint-stopped";
+  const bool was_stopped = std::filesystem::exists(stopped, ec);
   auto complete = (*probe)->complete_checkpoints();
   if (!complete.ok()) return Status(ErrorCode::kIoError, complete.status().message());
   const bool has_checkpoints = !complete->empty();
@@ -382,7 +384,9 @@ Result<std::shared_ptr<worker::SharedCheckpointStore>> WorkerProcess::open_check
   std::int64_t epoch = *read;
   std::string why;
   if (ran_before && !left_for_epoch) {
-    why = "this worker starts again after an unexpected end";
+    why = was_stopped ? "this worker starts again after it was stopped (its executors changed, "
+                        "or its supervisor restarted it)"
+                      : "this worker starts again after an unexpected end";
   } else if (!ran_before && has_checkpoints) {
     why = "this worker joins a topology that has checkpoints (its executors moved here)";
   }
@@ -399,6 +403,7 @@ Result<std::shared_ptr<worker::SharedCheckpointStore>> WorkerProcess::open_check
         s.topology_id, why, epoch - 1, epoch, where);
   }
   std::filesystem::remove(exited, ec);
+  std::filesystem::remove(stopped, ec);
   if (Status w = write_file_atomically(started, std::to_string(epoch) + "\n"); !w) return w;
   logger_->info("[topology={}] checkpoints in {} (recovery epoch {})", s.topology_id, where, epoch);
   return (*probe)->in_epoch(epoch);
@@ -617,6 +622,13 @@ void WorkerProcess::run(const std::atomic<bool>& stop) {
   }
   logger_->info("worker for topology '{}' slot {}:{} stopping", spec_.topology_id,
                 spec_.supervisor_id, spec_.port);
+  if (checkpoints_) {
+    // A stop asked for (a rebalance, a kill, the supervisor): the next start
+    // here still moves the recovery epoch (what this worker's tasks held
+    // since the last checkpoint is gone), and says why.
+    Status w = write_file_atomically(spec_.worker_dir / "checkpoint-stopped", "stopped\n");
+    if (!w) logger_->warn("{}", w.to_string());
+  }
   shutdown();
 }
 

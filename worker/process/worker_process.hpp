@@ -76,7 +76,7 @@ class WorkerProcess {
   Status write_heartbeat();
   // Checkpoints on a cluster: the store of this worker's epoch (nimbus, or
   // a folder), moving the epoch on when this worker restarts after an
-  // unexpected end or joins a topology that has checkpoints (checkpoint.hpp,
+  // unexpected end or a stop, or joins a topology that has checkpoints (checkpoint.hpp,
   // SharedCheckpointStore). Sets epoch_watch_.
   Result<std::shared_ptr<worker::SharedCheckpointStore>> open_checkpoints();
   // The store topology.state.checkpoint.store names, in epoch 0; `where`
