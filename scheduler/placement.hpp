@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,14 @@ struct CpuOvercommit {
   NodeId node;
   double asked = 0;  // CPU points, with a new worker's acker when one was opened
   double free = 0;   // CPU points free on the node before (may be negative)
+  // Known for the greedy's overcommits (otherwise most_free is -infinity):
+  // the executor's own CPU points, the most any node that has a worker slot
+  // or a worker of the topology had free then, and what a new worker's
+  // acker adds. A node with the executor's CPU free can still not take it
+  // (the acker's CPU, memory, heap): the warning says which.
+  double executor_cpu = 0;
+  double most_free = -std::numeric_limits<double>::infinity();
+  double new_worker_cpu = 0;
 };
 
 // One resource-aware decision: where an executor went and the normalised

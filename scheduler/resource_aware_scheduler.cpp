@@ -349,7 +349,9 @@ void Placer::record(std::uint32_t i, const Candidate& c, std::uint32_t ref_node,
   d.new_worker = c.fit.worker == kNoWorker;
   out.decisions.push_back(d);
   if (node.free_cpu + kEpsilon >= c.fit.cpu) return;
-  out.overcommits.push_back(CpuOvercommit{d.executor, node.spec->id, c.fit.cpu, node.free_cpu});
+  const ExecutorRequest& e = builder_.executors()[i];
+  out.overcommits.push_back(CpuOvercommit{d.executor, node.spec->id, c.fit.cpu, node.free_cpu, e.cpu,
+                                          cpu_tree_.max(), builder_.worker_cpu()});
 }
 
 std::string Placer::run(std::optional<std::uint32_t> start_rack, Outcome& out) {
@@ -448,6 +450,19 @@ std::vector<std::string> overcommit_warnings(const std::vector<CpuOvercommit>& o
       }
       if (list.size() > kOvercommitsListed) {
         w.append("; and ").append(std::to_string(list.size() - kOvercommitsListed)).append(" more");
+      }
+    }
+    // Nodes with more CPU free than the executor asks, which could not take
+    // it all the same: why, or the warning reads as a scheduler's mistake.
+    const CpuOvercommit& first = *list.front();
+    if (first.most_free + kEpsilon >= first.executor_cpu) {
+      if (first.most_free + kEpsilon < first.executor_cpu + first.new_worker_cpu) {
+        w.append(" (a node has ").append(format_amount(first.most_free));
+        w.append(" points free, but a new worker there takes ");
+        w.append(format_amount(first.executor_cpu + first.new_worker_cpu));
+        w.append(" with its acker's ").append(format_amount(first.new_worker_cpu)).append(")");
+      } else {
+        w.append(" (the nodes with more CPU free lack the memory or a worker with heap room)");
       }
     }
     warnings.push_back(std::move(w));

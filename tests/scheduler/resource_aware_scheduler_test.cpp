@@ -144,6 +144,26 @@ TEST(ResourceAwareSchedulerTest, CpuOvercommitOnlyWhenNoNodeHasTheCpuAndIsReport
   EXPECT_EQ(usage_of(r, "node-1").cpu_used, 160);
 }
 
+// The overcommit's warning says why a node with more CPU free than the
+// executor asks did not take it: a new worker there brings its acker's CPU.
+TEST(ResourceAwareSchedulerTest, AnOvercommitSaysWhyANodeWithTheExecutorsCpuFreeCouldNotTakeIt) {
+  // node-1 (rack r1) 100 points; node-2 (rack r2) 65. s (60) opens a worker
+  // on node-1 (60 + its acker's 10); b (60) fits in neither: node-1 has 30
+  // left, node-2 would need 70 for a new worker. It joins s's worker.
+  Cluster cluster = make_cluster({1, 1}, 4096, 100);
+  cluster.nodes[1].cpu = 65;
+  TopologyRequest t = make_topology("t", {spout("s", 1, 60), bolt("b", 1, 60)}, {{"s", "b"}});
+  ScheduleResult r = schedule_ok(cluster, {t});
+  const TopologyPlacement& p = r.topologies[0];
+  ASSERT_TRUE(p.scheduled);
+  EXPECT_EQ(nodes_of(p), (std::vector<std::string>{"node-1", "node-1"}));
+  EXPECT_EQ(p.warnings,
+            (std::vector<std::string>{
+                "executor b[2] overcommits CPU on node-1: asks 60 points, 30 free; no node that "
+                "can take it has that much CPU free (a node has 65 points free, but a new worker "
+                "there takes 70 with its acker's 10)"}));
+}
+
 TEST(ResourceAwareSchedulerTest, GenericResourcesAreHardLimits) {
   Cluster cluster = make_cluster({2});
   cluster.nodes[1].generic["gpu.count"] = 2;  // node-2
