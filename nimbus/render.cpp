@@ -135,11 +135,30 @@ std::string failing_summary(const thrift::TopologySummary& t) {
   return out;
 }
 
-// Errors with the same component and message, counted, newest last.
+// Errors with the same component and message, counted, newest last, with
+// the tasks that reported them.
 struct ErrorGroup {
   const thrift::ErrorInfo* last = nullptr;
   int count = 0;
+  std::set<std::int32_t> tasks;
 };
+// "3, 5 and 7"; the first five and how many more past those.
+std::string tasks_text(const std::set<std::int32_t>& tasks) {
+  constexpr std::size_t kListed = 5;
+  std::vector<std::string> names;
+  for (std::int32_t t : tasks) {
+    if (names.size() == kListed) break;
+    names.push_back(std::to_string(t));
+  }
+  if (tasks.size() > kListed) names.push_back(std::to_string(tasks.size() - kListed) + " more");
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
 std::vector<ErrorGroup> group_errors(const std::vector<thrift::ErrorInfo>& errors) {
   std::vector<ErrorGroup> out;
   std::map<std::pair<std::string, std::string>, std::size_t> index;
@@ -149,6 +168,7 @@ std::vector<ErrorGroup> group_errors(const std::vector<thrift::ErrorInfo>& error
     ErrorGroup& g = out[it->second];
     if (g.last == nullptr || e.time_ms >= g.last->time_ms) g.last = &e;
     ++g.count;
+    g.tasks.insert(e.task_id);
   }
   std::sort(out.begin(), out.end(),
             [](const ErrorGroup& a, const ErrorGroup& b) { return a.last->time_ms < b.last->time_ms; });
@@ -371,7 +391,11 @@ std::string render_describe_text(const thrift::TopologyInfo& info,
     for (const auto& g : group_errors(info.errors)) {
       const thrift::ErrorInfo& e = *g.last;
       out << "  " << e.component << ": " << e.message << " (";
-      if (g.count > 1) out << g.count << " times, last ";
+      if (g.count > 1) {
+        out << g.count << " times";
+        if (g.tasks.size() > 1) out << " in tasks " << tasks_text(g.tasks);
+        out << ", last ";
+      }
       out << time_text(e.time_ms);
       // Where the last one happened: the worker whose log has the rest.
       if (!e.host.empty()) out << ", task " << e.task_id << " on " << e.host << ":" << e.port;
@@ -406,6 +430,7 @@ std::string render_describe_json(const thrift::TopologyInfo& info,
     errors.push_back({{"component", e.component},
                       {"message", e.message},
                       {"count", g.count},
+                      {"tasks", g.tasks},
                       {"time_ms", e.time_ms},
                       {"task_id", e.task_id},
                       {"host", e.host},
