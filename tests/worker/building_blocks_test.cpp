@@ -175,6 +175,20 @@ TEST(ReceiveQueue, APushDeferringTheWakeWakesAParkedConsumerOnceEightBatchesWait
   EXPECT_TRUE(testing::eventually([&] { return consumer.woken.load(); }));
 }
 
+// The network reader's push (push_or_overflow) defers the wake the same way
+// when asked to; a batch into the overflow wakes the consumer at once.
+TEST(ReceiveQueue, AReaderPushDeferringTheWakeLeavesAParkedConsumerAsleepUntilWoken) {
+  ReceiveQueue q(64);
+  ParkedConsumer consumer(q);
+  ASSERT_TRUE(testing::eventually([&] { return q.consumer_parked(); }));
+  Batch b = batch_of(0, 1, 1);
+  bool owed = false;
+  EXPECT_TRUE(q.push_or_overflow(b, false, &owed));
+  EXPECT_TRUE(owed);
+  q.wake();
+  EXPECT_TRUE(testing::eventually([&] { return consumer.woken.load(); }));
+}
+
 // A Transfer's full batch to a parked consumer: the wake is owed, and paid
 // when the producer runs out of work (wake_consumers), or by a flush once
 // kWakeDelayNs has passed for one that never does.

@@ -43,11 +43,16 @@ void DataPlane::deliver(Batch& batch) {
     }
   }
   Batch foreign;
-  const bool in_rings = runtime_.runtime().deliver_remote(batch, &foreign);
+  const bool in_rings = runtime_.runtime().deliver_remote(batch, &foreign, &owed_wakes_);
   if (!foreign.empty()) undeliverable(foreign, "their tasks are not run by this worker");
   // An executor whose queue overflowed is throttled at once, not at the next
   // check: its senders stop after at most what they already had in flight.
   if (!in_rings) check_backpressure();
+}
+
+void DataPlane::read_delivered() {
+  for (worker::ReceiveQueue* q : owed_wakes_) q->wake();
+  owed_wakes_.clear();
 }
 
 void DataPlane::undeliverable(Batch& batch, std::string_view reason) {

@@ -72,6 +72,8 @@ class DataPlane final : public transport::InboundHandler {
   void stop();
 
   void deliver(worker::Batch& batch) override;
+  // Wakes the executors deliver() left asleep.
+  void read_delivered() override;
   void undeliverable(worker::Batch& batch, std::string_view reason) override;
 
   DataPlaneCounters counters() const;
@@ -94,6 +96,9 @@ class DataPlane final : public transport::InboundHandler {
   const DataPlaneOptions options_;
   transport::Transport* transport_ = nullptr;  // set before the thread starts
 
+  // The queues deliver() left asleep since the last read_delivered(): the
+  // io thread's only.
+  std::vector<worker::ReceiveQueue*> owed_wakes_;
   std::mutex mutex_;
   std::condition_variable_any wake_;
   std::vector<Failure> failures_;  // GUARDED_BY(mutex_)

@@ -51,8 +51,10 @@ bool ReceiveQueue::push_to_ring(Batch& batch, bool clear, bool* wake_owed) {
   return true;
 }
 
-bool ReceiveQueue::push_or_overflow(Batch& batch, bool recycling) {
-  if (overflow_size_.load(std::memory_order_acquire) == 0 && push_to_ring(batch, !recycling)) {
+bool ReceiveQueue::push_or_overflow(Batch& batch, bool recycling, bool* wake_owed) {
+  if (wake_owed != nullptr) *wake_owed = false;
+  if (overflow_size_.load(std::memory_order_acquire) == 0 &&
+      push_to_ring(batch, !recycling, wake_owed)) {
     return true;
   }
   {

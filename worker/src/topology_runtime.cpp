@@ -384,8 +384,16 @@ int TopologyRuntime::local_executor_of(TaskId task) const {
   return e < 0 ? -1 : local_index_[static_cast<std::size_t>(e)];
 }
 
-bool TopologyRuntime::deliver_remote(Batch& batch, Batch* foreign) {
+bool TopologyRuntime::deliver_remote(Batch& batch, Batch* foreign,
+                                     std::vector<ReceiveQueue*>* owed) {
   if (batch.empty()) return true;
+  // A push that leaves its consumer asleep notes the queue in `owed`.
+  const auto push = [owed](ReceiveQueue& q, Batch& b, bool recycling) {
+    bool wake_owed = false;
+    const bool in_ring = q.push_or_overflow(b, recycling, owed != nullptr ? &wake_owed : nullptr);
+    if (wake_owed) owed->push_back(&q);
+    return in_ring;
+  };
   // Fast path: a frame usually holds envelopes for one executor only.
   // Envelopes for the first's task need no look-up.
   const TaskId first_task = batch.front().dest;
@@ -394,8 +402,7 @@ bool TopologyRuntime::deliver_remote(Batch& batch, Batch* foreign) {
   for (std::size_t i = 1; one && i < batch.size(); ++i) {
     one = batch[i].dest == first_task || local_executor_of(batch[i].dest) == first;
   }
-  if (one)
-    return executors_[static_cast<std::size_t>(first)]->queue().push_or_overflow(batch, true);
+  if (one) return push(executors_[static_cast<std::size_t>(first)]->queue(), batch, true);
 
   std::lock_guard lock(deliver_mutex_);
   for (auto& e : batch) {
@@ -411,7 +418,7 @@ bool TopologyRuntime::deliver_remote(Batch& batch, Batch* foreign) {
   for (std::size_t i = 0; i < deliver_scratch_.size(); ++i) {
     Batch& b = deliver_scratch_[i];
     if (b.empty()) continue;
-    in_rings = executors_[i]->queue().push_or_overflow(b) && in_rings;  // b comes back empty
+    in_rings = push(executors_[i]->queue(), b, false) && in_rings;  // b comes back empty
   }
   return in_rings;
 }

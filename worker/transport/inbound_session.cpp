@@ -100,6 +100,7 @@ void InboundSession::read_more() {
         }
         self->end_ += n;
         self->process();
+        self->core_.handler->read_delivered();
       });
 }
 

@@ -117,6 +117,9 @@ class InboundHandler {
   // with traffic both ways between two workers a deadlock). A full executor
   // is the handler's to absorb and throttle (Transport::set_backpressure).
   virtual void deliver(worker::Batch& batch) = 0;
+  // What one read of a connection held is delivered: deliver() may have left
+  // consumers asleep (a wake per read, not per frame), to be woken now.
+  virtual void read_delivered() {}
   // Envelopes a sink accepted that will never reach their peer (connection
   // lost with them unsent, peer no longer in the assignment, stop()). The
   // worker fails the trees they belong to so spouts replay. Decoded from the

@@ -97,8 +97,10 @@ class ReceiveQueue final : public TupleSink {
   // Never refuses. Returns true when the batch went to the ring, false when
   // it went to the overflow (the queue is over its capacity). `recycling`:
   // `batch` may come back holding envelopes the consumer finished with (as
-  // try_push_recycling); otherwise it comes back empty.
-  bool push_or_overflow(Batch& batch, bool recycling = false);
+  // try_push_recycling); otherwise it comes back empty. `wake_owed`: not
+  // null, a batch that went to the ring leaves a parked consumer asleep as
+  // try_push_deferring_wake does (one that went to the overflow wakes it).
+  bool push_or_overflow(Batch& batch, bool recycling = false, bool* wake_owed = nullptr);
   void force_push(Batch& batch) override { push_or_overflow(batch); }
   // Swaps the oldest batch into `out`; the batch `out` held (finished with)
   // goes to the next producer to use this slot, which clears and reuses it.

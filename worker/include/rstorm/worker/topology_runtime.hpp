@@ -128,8 +128,11 @@ class TopologyRuntime {
   // went to an overflow. `batch` comes back empty or holding envelopes a
   // queue's consumer finished with (a recycled batch: to be overwritten,
   // never delivered again); envelopes for tasks not run here are moved to
-  // `*foreign` (the caller fails their trees).
-  bool deliver_remote(Batch& batch, Batch* foreign);
+  // `*foreign` (the caller fails their trees). `owed`: not null, a parked
+  // consumer with only a few batches queued is left asleep and its queue
+  // appended here, for the caller to wake (ReceiveQueue::wake) once it has
+  // delivered what it read.
+  bool deliver_remote(Batch& batch, Batch* foreign, std::vector<ReceiveQueue*>* owed = nullptr);
 
  private:
   explicit TopologyRuntime(const Topology& topology) : topology_(topology) {}
