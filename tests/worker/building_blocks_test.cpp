@@ -126,6 +126,23 @@ TEST(ReceiveQueue, ParkedConsumerWakesForAForcedPushIntoTheOverflow) {
   EXPECT_TRUE(got.load());
 }
 
+// A Transfer over one receive queue of `capacity` batches, to which task 1
+// goes, in batches of `batch_size`.
+struct OneQueue {
+  OneQueue(std::size_t capacity, std::size_t batch_size)
+      : q(capacity),
+        transfer(&sinks, 1, &task_sink, {}, batch_size, Transfer::Mode::kBlocking, &stats,
+                 &stopping) {
+    transfer.bind_sinks();
+  }
+  ReceiveQueue q;
+  std::vector<TupleSink*> sinks{&q};
+  std::vector<int> task_sink{0, 0};
+  ExecutorStats stats;
+  std::atomic<bool> stopping{false};
+  Transfer transfer;
+};
+
 // A consumer parked with a long timeout, run on a thread: `woken` once its
 // park returns.
 struct ParkedConsumer {
@@ -193,13 +210,9 @@ TEST(ReceiveQueue, AReaderPushDeferringTheWakeLeavesAParkedConsumerAsleepUntilWo
 // when the producer runs out of work (wake_consumers), or by a flush once
 // kWakeDelayNs has passed for one that never does.
 TEST(Transfer, AWakeOwedToAParkedConsumerIsPaidWhenTheProducerRunsOutOfWork) {
-  ReceiveQueue q(64);
-  std::vector<TupleSink*> sinks{&q};
-  std::vector<int> task_sink{0, 0};
-  ExecutorStats stats;
-  std::atomic<bool> stopping{false};
-  Transfer transfer{&sinks, 1, &task_sink, {}, 2, Transfer::Mode::kBlocking, &stats, &stopping};
-  transfer.bind_sinks();
+  OneQueue one(64, 2);
+  ReceiveQueue& q = one.q;
+  Transfer& transfer = one.transfer;
   const auto send_batch = [&] {
     for (int i = 0; i < 2; ++i) {
       transfer.append(TaskId(1)).tuple = Tuple(nullptr, TaskId(7), Values{Value(std::int64_t(i))});
@@ -424,13 +437,9 @@ TEST(Transfer, AnEnvelopeFilledAgainKeepsNothingOfItsLastUse) {
     std::vector<AnchorEntry> anchors;
     std::uint64_t root = 0;  // a barrier's checkpoint
   };
-  ReceiveQueue q(2);
-  std::vector<TupleSink*> sinks{&q};
-  std::vector<int> task_sink{0, 0};
-  ExecutorStats stats;
-  std::atomic<bool> stopping{false};
-  Transfer transfer{&sinks, 1, &task_sink, {}, 1000, Transfer::Mode::kBlocking, &stats, &stopping};
-  transfer.bind_sinks();
+  OneQueue one(2, 1000);
+  ReceiveQueue& q = one.q;
+  Transfer& transfer = one.transfer;
   const StreamInfo info{"spout", "default", Fields{}};
   std::mt19937_64 rng(7);
   Batch received;

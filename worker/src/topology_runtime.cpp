@@ -387,11 +387,12 @@ int TopologyRuntime::local_executor_of(TaskId task) const {
 bool TopologyRuntime::deliver_remote(Batch& batch, Batch* foreign,
                                      std::vector<ReceiveQueue*>* owed) {
   if (batch.empty()) return true;
-  // A push that leaves its consumer asleep notes the queue in `owed`.
+  // A push that leaves its consumer asleep notes the queue in `owed`, once
+  // for a run of frames to it.
   const auto push = [owed](ReceiveQueue& q, Batch& b, bool recycling) {
     bool wake_owed = false;
     const bool in_ring = q.push_or_overflow(b, recycling, owed != nullptr ? &wake_owed : nullptr);
-    if (wake_owed) owed->push_back(&q);
+    if (wake_owed && (owed->empty() || owed->back() != &q)) owed->push_back(&q);
     return in_ring;
   };
   // Fast path: a frame usually holds envelopes for one executor only.
