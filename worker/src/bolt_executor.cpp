@@ -48,7 +48,7 @@ class BoltExecutor::Collector final : public OutputCollector {
   void emit_list(std::string_view stream, const Tuple* const* anchors, std::size_t num_anchors,
                  std::span<const Value> values, TaskId direct) override {
     const Executor::FusedHop& hop = ex_.hop_;
-    if (hop.member == nullptr || values.size() != hop.num_fields || stream != kDefaultStream ||
+    if (values.size() != hop.num_fields || stream != kDefaultStream ||
         direct.valid()) [[unlikely]] {
       emit_routed(stream, anchors, num_anchors, values, direct);
       return;
@@ -59,7 +59,11 @@ class BoltExecutor::Collector final : public OutputCollector {
   void emit_usual(const Tuple* const* anchors, std::size_t num_anchors,
                   std::span<const Value> values) override {
     const Executor::FusedHop& hop = ex_.hop_;
-    if (hop.member == nullptr || values.size() != hop.num_fields) [[unlikely]] {
+    if (values.size() == hop.plain_fields) [[likely]] {
+      emit_plain_on_hop(values);
+      return;
+    }
+    if (values.size() != hop.num_fields) {
       emit_routed(kDefaultStream, anchors, num_anchors, values, TaskId());
       return;
     }
@@ -72,9 +76,13 @@ class BoltExecutor::Collector final : public OutputCollector {
       emit_anchored_hop(anchors, num_anchors, values);
       return;
     }
-    // From here on only `values` is kept for a way out: with acking off or
-    // no anchor, the anchors change nothing (emit_hop_slow). `ex_` read
-    // once: the counts' stores would otherwise make it be read again.
+    emit_plain_on_hop(values);
+  }
+  // emit_on_hop with acking off or no anchor: the anchors change nothing.
+  [[gnu::always_inline]] void emit_plain_on_hop(std::span<const Value> values) {
+    // From here on only `values` is kept for a way out (emit_hop_slow).
+    // `ex_` read once: the counts' stores would otherwise make it be read
+    // again.
     BoltExecutor& ex = ex_;
     Envelope& e = ex.transfer_.hop_slot();
     if (!ex.fill_hop_pair(e, task_, values)) [[unlikely]] {
@@ -84,7 +92,7 @@ class BoltExecutor::Collector final : public OutputCollector {
     ex.transfer_.commit_hop();  // counted emitted and transferred when run
   }
   // emit_on_hop's emit of values that fill_hop_pair could not copy (not a
-  // pair of scalars, or the slot's first fill).
+  // pair of scalars).
   [[gnu::noinline]] void emit_hop_slow(std::span<const Value> values) {
     Envelope& e = ex_.transfer_.hop_slot();
     ex_.fill_hop_any(e, task_, values);
@@ -624,28 +632,35 @@ void BoltExecutor::execute_run(Task& task, Envelope* es, std::size_t n) {
   // call_bolt's BasicBolt with acking off. Its counts follow from the run:
   // every input not timed (execute_sampled counts those) is executed, and
   // acked unless execute threw (a BasicBolt cannot ack or fail otherwise),
-  // so nothing is stored per input but what execute itself does. The
-  // countdown to the next timed execute is kept in a register.
+  // so nothing is stored per input but what execute itself does. The run
+  // is cut at the next timed execute (the countdown reaching it), so that
+  // the executes between test nothing but the end of their stretch.
   BasicBolt& bolt = *task.basic;
   OutputCollector& collector = *task.collector;
-  std::uint32_t countdown = sample_countdown_;
+  std::uint32_t countdown = sample_countdown_;  // >= 1: the next timed execute is the countdown-th
   std::size_t timed = 0;
   std::size_t threw = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Tuple& input = es[i].tuple;
-    if (--countdown == 0) [[unlikely]] {
-      execute_sampled(task, input, false);
-      countdown = sample_countdown_;
-      ++timed;
-      continue;
+  BasicOutputCollector out(collector, es[0].tuple);
+  Envelope* e = es;
+  Envelope* const end = es + n;
+  while (e != end) {
+    const std::size_t untimed =
+        std::min<std::size_t>(countdown - 1, static_cast<std::size_t>(end - e));
+    countdown -= static_cast<std::uint32_t>(untimed);
+    for (Envelope* const stop = e + untimed; e != stop; ++e) {
+      try {
+        out.set_input(e->tuple);
+        bolt.execute(e->tuple, out);
+      } catch (...) {
+        execute_threw(task, e->tuple, std::current_exception());
+        ++threw;
+      }
     }
-    try {
-      BasicOutputCollector out(collector, input);
-      bolt.execute(input, out);
-    } catch (...) {
-      execute_threw(task, input, std::current_exception());
-      ++threw;
-    }
+    if (e == end) break;
+    execute_sampled(task, e->tuple, false);  // the countdown reached it
+    countdown = sample_countdown_;
+    ++timed;
+    ++e;
   }
   sample_countdown_ = countdown;
   bump(stats_.executed, n - timed);

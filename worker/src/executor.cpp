@@ -51,7 +51,8 @@ void Executor::start() {
   const StreamRoute* usual = emitter_.single_usual_route(&dest);
   BoltExecutor* member = usual != nullptr ? transfer_.inline_member(dest) : nullptr;
   if (member != nullptr) {
-    hop_ = {member, dest, &usual->info, usual->info.fields.size()};
+    const std::size_t n = usual->info.fields.size();
+    hop_ = {member, dest, &usual->info, n, emitter_.acking() ? FusedHop::kNoHop : n};
     transfer_.bind_hop(member, dest, &usual->info);
   }
   if (!thread_.joinable()) (void)launch([] { return api::Status::ok(); });

@@ -41,7 +41,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   void emit_list(std::string_view stream, std::span<const Value> values, Value msg_id,
                  TaskId direct) override {
     const Executor::FusedHop& hop = ex_.hop_;
-    if (hop.member == nullptr || values.size() != hop.num_fields || stream != kDefaultStream ||
+    if (values.size() != hop.num_fields || stream != kDefaultStream ||
         direct.valid()) [[unlikely]] {
       emit_routed(stream, values, msg_id, direct);
       return;
@@ -55,7 +55,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
   // emit_list(kDefaultStream, values, Value(), TaskId()).
   void emit_usual(std::span<const Value> values) override {
     const Executor::FusedHop& hop = ex_.hop_;
-    if (hop.member == nullptr || values.size() != hop.num_fields) [[unlikely]] {
+    if (values.size() != hop.num_fields) [[unlikely]] {
       emit_routed(kDefaultStream, values, none_, TaskId());
       return;
     }
@@ -77,7 +77,7 @@ class SpoutExecutor::Collector final : public SpoutOutputCollector {
     ex.transfer_.commit_hop();  // counted emitted and transferred when run
   }
   // emit_on_hop's emit of values that fill_hop_pair could not copy (not a
-  // pair of scalars, or the slot's first fill).
+  // pair of scalars).
   [[gnu::noinline]] void emit_hop_slow(std::span<const Value> values) {
     Envelope& e = ex_.transfer_.hop_slot();
     ex_.fill_hop_any(e, task_, values);
@@ -495,22 +495,32 @@ void SpoutExecutor::apply_activation() {
 }
 
 bool SpoutExecutor::call_next_tuple() {
+  // What the loop reads kept in locals: next_tuple is a call, after which
+  // members would be read again.
   const std::uint32_t max_pending = max_pending_;
+  const std::size_t burst = burst_;
   bool emitted = false;
-  for (auto& t : tasks_) {
-    const std::uint32_t bound = adaptive_ ? static_cast<std::uint32_t>(t->limit) : max_pending;
-    if (t->finished) continue;
-    for (std::size_t i = 0; i < burst_ && !t->finished; ++i) {
-      if (transfer_.has_backlog()) return emitted;
-      if (bound > 0 && t->pending >= bound) {
-        if (adaptive_ && starve_ns_ > 0) raise_starved_limit(*t);
+  for (auto& owned : tasks_) {
+    Task& t = *owned;
+    if (t.finished) continue;
+    const std::uint32_t bound = adaptive_ ? static_cast<std::uint32_t>(t.limit) : max_pending;
+    Spout& spout = *t.spout;
+    std::size_t calls = 0;  // that emitted: one that did not ends the loop
+    bool backlog = false;
+    while (calls < burst && !t.finished) {
+      if (transfer_.has_backlog()) {
+        backlog = true;
+        break;
+      }
+      if (bound > 0 && t.pending >= bound) {
+        if (adaptive_ && starve_ns_ > 0) raise_starved_limit(t);
         break;
       }
       const std::uint64_t before = emits_;
       try {
-        t->spout->next_tuple();
+        spout.next_tuple();
       } catch (const std::exception& e) {
-        report_error(t->id, std::string("next_tuple threw: ") + e.what());
+        report_error(t.id, std::string("next_tuple threw: ") + e.what());
         break;
       }
       if (emits_ == before) {
@@ -518,8 +528,10 @@ bool SpoutExecutor::call_next_tuple() {
             now_ns_ + std::chrono::nanoseconds(env_.plan->settings.spout_wait_park).count();
         break;
       }
-      emitted = true;
+      ++calls;
     }
+    emitted = emitted || calls > 0;
+    if (backlog) return emitted;
   }
   return emitted;
 }

@@ -51,8 +51,10 @@ void Transfer::bind_hop(BoltExecutor* member, TaskId dest, const StreamInfo* str
   for (Envelope& e : hop_batch_) {
     e.reuse(dest);
     e.tuple.set_source(stream, TaskId());
+    e.tuple.mutable_values().assign(stream->fields.size(), Value());
   }
   hop_filled_ = 0;
+  hop_mixed_ = false;
 }
 
 void Transfer::run_hop() {
@@ -64,6 +66,15 @@ void Transfer::run_hop() {
   bump(stats_->emitted, n);
   bump(stats_->transferred, n);
   run_inline_batch(*hop_member_, hop_batch_.data(), n);
+  if (hop_mixed_) [[unlikely]] {
+    // Back to scalars, as bind_hop left them (hop_slot's promise).
+    hop_mixed_ = false;
+    for (Envelope& e : hop_batch_) {
+      for (Value& v : e.tuple.mutable_values()) {
+        if (v.type() >= ValueType::kString) v = Value();
+      }
+    }
+  }
 }
 
 void Transfer::mark_dirty(int d) {

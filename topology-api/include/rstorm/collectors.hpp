@@ -278,6 +278,10 @@ class BasicOutputCollector {
   }
   void report_error(std::string_view message) { out_.report_error(message); }
 
+  // For the runtime: the collector of a run of inputs, moved on to the next
+  // one (one store, not a collector built per input).
+  void set_input(const Tuple& input) { input_ = &input; }
+
  private:
   OutputCollector& out_;
   const Tuple* input_;

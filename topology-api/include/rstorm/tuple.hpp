@@ -235,6 +235,13 @@ class Tuple {
     completed_ = false;
     return true;
   }
+  // refill_pair of a tuple known to hold two scalars (a fused hop's slot,
+  // Transfer::hop_slot): only `pair`'s tags are tested.
+  bool refill_scalar_pair(const Value* pair) {
+    if (!Value::assign_two_to_scalars(values_.data(), pair)) return false;
+    completed_ = false;
+    return true;
+  }
   bool refill_scalars(std::span<const Value> values) {
     if (!assign_scalars(values)) return false;
     completed_ = false;

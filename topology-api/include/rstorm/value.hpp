@@ -103,6 +103,22 @@ class Value {
     to[1].type_ = from[1].type_;
     return true;
   }
+  // assign_two_if_scalar where `to[0]` and `to[1]` are known to be scalars
+  // (a runtime's slot kept so): only the two tags of `from` are tested.
+  static bool assign_two_to_scalars(Value* to, const Value* from) {
+    if ((static_cast<unsigned>(from[0].type_) | static_cast<unsigned>(from[1].type_)) >= 4) {
+      return false;
+    }
+    to[0].bits_ = from[0].bits_;
+    to[1].bits_ = from[1].bits_;
+    // A reused slot's tags are mostly those already there: tested, not
+    // stored again (a store costs more than a load on this path).
+    if (to[0].type_ != from[0].type_ || to[1].type_ != from[1].type_) [[unlikely]] {
+      to[0].type_ = from[0].type_;
+      to[1].type_ = from[1].type_;
+    }
+    return true;
+  }
 
   ValueType type() const { return type_; }
   bool is_null() const { return type() == ValueType::kNull; }

@@ -216,8 +216,14 @@ class Executor {
     TaskId dest;
     const StreamInfo* info = nullptr;
     // info->fields.size(), kept here as RouteState::num_fields is: the
-    // emit's arity check then needs one load, not two.
-    std::size_t num_fields = 0;
+    // emit's arity check then needs one load, not two. kNoHop when there
+    // is no hop, so that the arity check is also the test for one.
+    static constexpr std::size_t kNoHop = ~std::size_t{0};
+    std::size_t num_fields = kNoHop;
+    // num_fields when a bolt's anchors change nothing on the hop (acking
+    // off), kNoHop otherwise: a BasicBolt's emit, always anchored, passes
+    // one test to the hop.
+    std::size_t plain_fields = kNoHop;
   };
   FusedHop hop_;
   // Fills `e` (a slot of the hop's batch, or the inline envelope) as
@@ -237,18 +243,20 @@ class Executor {
   // destination, kind and stream from the start (Transfer::bind_hop) and is
   // never anchored: only the values, completion and the source task are
   // written. fill_hop_pair: two values (the usual tuple), no call on the
-  // way; fill_hop_any: any values, a string or bytes copied, the slot's
-  // values resized on its first fill.
+  // way; fill_hop_any: any values, a string or bytes copied (and the
+  // transfer told: Transfer::hop_slot). REQUIRES: as many values as the
+  // hop's fields.
   [[gnu::always_inline]] bool fill_hop_pair(Envelope& e, TaskId source_task,
                                             std::span<const Value> values) {
-    if (values.size() != 2 || !e.tuple.refill_pair(values.data())) return false;
-    e.tuple.set_source_task(source_task);
+    if (values.size() != 2 || !e.tuple.refill_scalar_pair(values.data())) return false;
+    if (e.tuple.source_task() != source_task) [[unlikely]] e.tuple.set_source_task(source_task);
     return true;
   }
   void fill_hop_any(Envelope& e, TaskId source_task, std::span<const Value> values) {
     if (!e.tuple.refill_scalars(values)) {
       e.tuple.reset_tracking();
       e.tuple.mutable_values().assign(values.begin(), values.end());
+      transfer_.hop_holds_mixed();
     }
     e.tuple.set_source_task(source_task);
   }

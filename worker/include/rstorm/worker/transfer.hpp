@@ -94,8 +94,13 @@ class Transfer {
   // Set once by the executor's start().
   static constexpr std::size_t kHopBatch = 16;
   void bind_hop(BoltExecutor* member, TaskId dest, const StreamInfo* stream);
-  // REQUIRES: bind_hop.
+  // REQUIRES: bind_hop. The slot holds as many values as the stream's
+  // fields, all null, bool, int64 or double: an emit of scalars overwrites
+  // them with no test of what they were. One that fills the slot with a
+  // string or bytes says so (hop_holds_mixed), and run_hop sets those back
+  // to null once the member has run them.
   Envelope& hop_slot() { return hop_batch_[hop_filled_]; }
+  void hop_holds_mixed() { hop_mixed_ = true; }
   [[gnu::always_inline]] void commit_hop() {
     if (++hop_filled_ == kHopBatch) run_hop();
   }
@@ -207,6 +212,7 @@ class Transfer {
   BoltExecutor* hop_member_ = nullptr;
   std::vector<Envelope> hop_batch_;  // kHopBatch slots once bound
   std::size_t hop_filled_ = 0;       // slots committed, not yet run
+  bool hop_mixed_ = false;           // a slot holds a string or bytes (hop_holds_mixed)
   bool backlog_ = false;
   BoltExecutor* last_inline_ = nullptr;  // the member of the last append, if it runs inline
   int last_ = 0;                         // the sink of the last append to a batch
