@@ -32,12 +32,11 @@ struct LatencyLog {
   Clock::time_point record_after;
 };
 
-// Emits a small constant tuple as fast as it is asked: `burst` per
-// next_tuple call (1, as Storm's perf ConstSpout does; a spout reading a
-// batched source emits several), each with a message id when `reliable`.
+// Emits a small constant tuple as fast as it is asked, one per next_tuple
+// call as Storm's perf ConstSpout does, with a message id when `reliable`.
 class ConstSpout : public rstorm::Spout {
  public:
-  ConstSpout(bool reliable, int burst) : reliable_(reliable), burst_(burst) {}
+  explicit ConstSpout(bool reliable) : reliable_(reliable) {}
 
   void open(const rstorm::Config&, const rstorm::TopologyContext&,
             rstorm::SpoutOutputCollector& c) override {
@@ -48,7 +47,7 @@ class ConstSpout : public rstorm::Spout {
       emit_reliable();
       return;
     }
-    for (int i = 0; i < burst_; ++i) out_->emit({seq_++, std::int64_t{42}});
+    out_->emit({seq_++, std::int64_t{42}});
   }
   void declare_output_fields(rstorm::OutputFieldsDeclarer& d) override {
     d.declare(rstorm::Fields{"seq", "value"});
@@ -56,17 +55,32 @@ class ConstSpout : public rstorm::Spout {
 
  private:
   [[gnu::noinline]] void emit_reliable() {
-    for (int i = 0; i < burst_; ++i) {
-      out_->emit({seq_, std::int64_t{42}}, seq_);
-      ++seq_;
-    }
+    out_->emit({seq_, std::int64_t{42}}, seq_);
+    ++seq_;
   }
 
   bool reliable_;
-  int burst_;
   rstorm::SpoutOutputCollector* out_ = nullptr;
   std::int64_t seq_ = 0;
 };
+
+// ConstSpout's tuples, `burst` per next_tuple call: a spout reading a
+// batched source.
+class BurstSpout final : public ConstSpout {
+ public:
+  BurstSpout(bool reliable, int burst) : ConstSpout(reliable), burst_(burst) {}
+  void next_tuple() override {
+    for (int i = 0; i < burst_; ++i) ConstSpout::next_tuple();
+  }
+
+ private:
+  int burst_;
+};
+
+std::unique_ptr<rstorm::Spout> const_spout(bool reliable, int burst) {
+  if (burst == 1) return std::make_unique<ConstSpout>(reliable);
+  return std::make_unique<BurstSpout>(reliable, burst);
+}
 
 // Emits the same tuples, reliably, at `rate` per second, and logs the
 // complete latency of each acked one.
@@ -156,7 +170,7 @@ double measure_throughput(bool acking, bool fuse, int parallelism, int burst, in
     conf.set(k, v, "command line");
   }
   rstorm::LocalCluster cluster;
-  if (!cluster.submit("bench", conf, make_topology([=] { return std::make_unique<ConstSpout>(acking, burst); }, parallelism)).is_ok())
+  if (!cluster.submit("bench", conf, make_topology([=] { return const_spout(acking, burst); }, parallelism)).is_ok())
     std::exit(1);
   std::this_thread::sleep_for(std::chrono::seconds(1));  // warm-up
   std::vector<double> rates;
