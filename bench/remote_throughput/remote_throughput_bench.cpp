@@ -39,6 +39,7 @@
 #include <thread>
 #include <tuple>
 
+#include "../common/cross_core.hpp"
 #include "common/config_loader.hpp"
 #include "common/security/certificates.hpp"
 #include "supervisor/dev_cluster.hpp"
@@ -522,11 +523,17 @@ int main(int argc, char** argv) {
     if (modes != "both" && (modes == "on") != acking) continue;
     std::vector<double> tput, cpu, rss_a, rss_b;
     for (int i = 0; i < runs; ++i) {
+      const double trip = rstorm_bench::cross_core_round_trip_ns();
       auto r = measure(base / ("tput-" + std::to_string(acking) + "-" + std::to_string(i)), acking,
                        windows, window_secs, extra);
-      std::printf("  run %d acking %-3s: %.3f M tuples/s, %.2f CPU s per M tuples, RSS a %.1f MB b %.1f MB\n",
+      std::printf("  run %d acking %-3s: %.3f M tuples/s, %.2f CPU s per M tuples, RSS a %.1f MB b %.1f MB",
                   i + 1, acking ? "on" : "off", r.tuples_per_sec / 1e6, r.cpu_secs_per_million,
                   r.rss_a, r.rss_b);
+      if (trip > 0) {
+        std::printf("; cross-core round trip %.0f ns before, %.0f after", trip,
+                    rstorm_bench::cross_core_round_trip_ns());
+      }
+      std::printf("\n");
       std::fflush(stdout);
       tput.push_back(r.tuples_per_sec);
       cpu.push_back(r.cpu_secs_per_million);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../common/bench_bolts.hpp"
+#include "../common/cross_core.hpp"
 #include "ring_baseline.hpp"
 
 namespace {
@@ -255,24 +256,32 @@ int main(int argc, char** argv) {
   double ring = 0;
   if (modes != "none" && !skip_ring) {
     std::vector<double> all;
+    const double trip_before = rstorm_bench::cross_core_round_trip_ns();
     ring = rstorm_bench::ring_baseline(windows, window, &all);
+    const double trip_after = rstorm_bench::cross_core_round_trip_ns();
     std::printf(
         "ring      : %6.2f M tuples/s at the sink: the machine's limit for this shape "
         "(3 threads, 2 SPSC rings, batches of 256, {uint64, uint64}; windows:",
         ring / 1e6);
     for (double r : all) std::printf(" %.2f", r / 1e6);
-    std::printf(")\n");
+    std::printf(")");
+    if (trip_before > 0) {
+      std::printf("; cross-core round trip %.0f ns before, %.0f after", trip_before, trip_after);
+    }
+    std::printf("\n");
   }
   for (bool acking : {false, true}) {
     for (bool fuse : {false, true}) {
       if (modes == "none" || (modes != "both" && (modes == "on") != acking)) continue;
       if (fuse_modes != "both" && (fuse_modes == "on") != fuse) continue;
+      const double trip_before = rstorm_bench::cross_core_round_trip_ns();
       const double cpu0 = cpu_seconds();
       std::vector<double> all;
       RunShape shape;
       const double median =
           measure_throughput(acking, fuse, parallelism, burst, windows, window, extra, &all, &shape);
       const double cpu = cpu_seconds() - cpu0;
+      const double trip_after = rstorm_bench::cross_core_round_trip_ns();
       double total = 0;
       for (double r : all) total += r * window_secs;
       std::printf("acking %-3s%s: %6.2f M tuples/s at the sink (median of %d windows of %.1f s:",
@@ -283,6 +292,9 @@ int main(int argc, char** argv) {
       std::printf("); CPU %.1f s, %.2f M tuples per CPU second", cpu,
                   total / (cpu * windows * window_secs / (windows * window_secs + 1)) / 1e6);
       if (ring > 0) std::printf("; %.3f of the ring", median / ring);
+      if (trip_before > 0) {
+        std::printf("; cross-core round trip %.0f ns before, %.0f after", trip_before, trip_after);
+      }
       std::printf("\n");
       if (acking) {
         std::printf(
