@@ -766,7 +766,13 @@ std::string DevCluster::tls_client_yaml(const std::string& user) const {
          "nimbus.thrift.client.use.tls: true\n" + "nimbus.thrift.tls.client.cert.path: \"" +
          (dir / (user + ".pem")).string() + "\"\n" + "nimbus.thrift.tls.client.key.path: \"" +
          (dir / (user + "-key.pem")).string() + "\"\n" + "nimbus.thrift.tls.client.ca.path: \"" +
-         (dir / "ca.pem").string() + "\"\n";
+         (dir / "ca.pem").string() + "\"\n" +
+         "# the workers' /metrics (rstorm describe's counts): HTTPS with Prometheus's credentials\n" +
+         "storm.metrics.tls.cert.path: \"" + (dir / "metrics.pem").string() + "\"\n" +
+         "storm.metrics.tls.key.path: \"" + (dir / "metrics-key.pem").string() + "\"\n" +
+         "storm.metrics.tls.ca.path: \"" + (dir / "ca.pem").string() + "\"\n" +
+         "storm.metrics.auth.user: \"prometheus\"\n" + "storm.metrics.auth.password.file: \"" +
+         metrics_password_file().string() + "\"\n";
 }
 
 std::vector<std::string> DevCluster::tls_client_overrides(const std::string& user) const {
@@ -774,7 +780,12 @@ std::vector<std::string> DevCluster::tls_client_overrides(const std::string& use
   return {"-c", "nimbus.thrift.client.use.tls=true",
           "-c", "nimbus.thrift.tls.client.cert.path=" + (dir / (user + ".pem")).string(),
           "-c", "nimbus.thrift.tls.client.key.path=" + (dir / (user + "-key.pem")).string(),
-          "-c", "nimbus.thrift.tls.client.ca.path=" + (dir / "ca.pem").string()};
+          "-c", "nimbus.thrift.tls.client.ca.path=" + (dir / "ca.pem").string(),
+          "-c", "storm.metrics.tls.cert.path=" + (dir / "metrics.pem").string(),
+          "-c", "storm.metrics.tls.key.path=" + (dir / "metrics-key.pem").string(),
+          "-c", "storm.metrics.tls.ca.path=" + (dir / "ca.pem").string(),
+          "-c", "storm.metrics.auth.user=prometheus",
+          "-c", "storm.metrics.auth.password.file=" + metrics_password_file().string()};
 }
 
 std::string DevCluster::supervisor_id(int index) const {

@@ -1,6 +1,7 @@
 #include "ui/topology_stats.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "ui/prometheus_text.hpp"
@@ -123,6 +124,49 @@ TopologySample sample_topology(const thrift::TopologyInfo& info, int metrics_por
   }
   out.time = Clock::now();
   return out;
+}
+
+std::vector<ComponentTotals> component_totals(const thrift::TopologyStructure& structure,
+                                              const TopologySample& sample) {
+  std::vector<ComponentTotals> out;
+  for (const auto& c : structure.components) {
+    if (c.id.starts_with("__")) continue;
+    ComponentTotals t;
+    t.id = c.id;
+    t.spout = c.kind == thrift::ComponentKind::SPOUT;
+    for (auto it = sample.executors.lower_bound({c.id, std::numeric_limits<int>::min()});
+         it != sample.executors.end() && it->first.first == c.id; ++it) {
+      const ExecutorCounters& e = it->second;
+      ++t.executors;
+      t.counts.emitted += e.emitted;
+      t.counts.transferred += e.transferred;
+      t.counts.acked += e.acked;
+      t.counts.failed += e.failed;
+      t.counts.executed += e.executed;
+      t.counts.errors += e.errors;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string render_counts_text(const std::vector<ComponentTotals>& totals,
+                               const TopologySample& sample) {
+  auto count = [](double v) { return std::to_string(static_cast<long long>(v)); };
+  std::string out;
+  for (const ComponentTotals& t : totals) {
+    if (t.executors == 0) continue;
+    out += "  " + t.id + " (" + (t.spout ? "spout" : "bolt") + ", " + std::to_string(t.executors) +
+           (t.executors == 1 ? " executor): " : " executors): ");
+    if (!t.spout) out += "executed " + count(t.counts.executed) + ", ";
+    out += "emitted " + count(t.counts.emitted) + ", acked " + count(t.counts.acked) +
+           ", failed " + count(t.counts.failed);
+    if (t.counts.errors > 0) out += ", errors " + count(t.counts.errors);
+    out += "\n";
+  }
+  for (const std::string& why : sample.unreachable) out += "  no counts from worker " + why + "\n";
+  if (out.empty()) return out;
+  return "Counts (since each worker started, read from its /metrics now):\n" + out;
 }
 
 TopologySample difference(const TopologySample& now, const TopologySample& then) {

@@ -83,6 +83,25 @@ void add_worker_metrics(const std::string& text, const std::string& worker, Topo
 // whose counters went down (its worker restarted) counts from zero.
 TopologySample difference(const TopologySample& now, const TopologySample& then);
 
+// One component's counters summed over its executors in a sample.
+struct ComponentTotals {
+  std::string id;
+  bool spout = false;
+  int executors = 0;  // of the component's executors, those the sample has counters of
+  ExecutorCounters counts;
+};
+
+// Per component of `structure`, in its order, the counters of `sample` summed
+// over the component's executors. System components ("__acker") left out.
+std::vector<ComponentTotals> component_totals(const thrift::TopologyStructure& structure,
+                                              const TopologySample& sample);
+
+// `rstorm describe`'s counts: a line per component of `totals` ("split (bolt,
+// 2 executors): executed 10, emitted 150, acked 10, failed 0"), then a line
+// per worker of `sample.unreachable`. Empty when there is nothing to say.
+std::string render_counts_text(const std::vector<ComponentTotals>& totals,
+                               const TopologySample& sample);
+
 // A window's figures: counts within the window and how long it really is.
 struct WindowStats {
   TopologySample counts;  // differences (or all-time values)

@@ -460,8 +460,9 @@ std::optional<WindowStats> UiApi::stats(const thrift::TopologyInfo& info, std::i
 }
 
 Result<std::string> scrape_worker_metrics(const std::string& host, int port,
-                                          metrics::HttpClientOptions client) {
-  client.timeout = std::chrono::seconds(3);
+                                          metrics::HttpClientOptions client,
+                                          std::chrono::milliseconds timeout) {
+  client.timeout = timeout;
   auto r = metrics::http_get(host, port, "/metrics", client);
   if (!r) return Status(ErrorCode::kUnavailable, r.status().message());
   if (r->status != 200) {

@@ -101,9 +101,10 @@ class UiSampler {
 };
 
 // GET http(s)://host:port/metrics as `client` says (TLS, basic authentication)
-// with a 3 s timeout; kUnavailable naming the URL when it cannot be read or
+// within `timeout`; kUnavailable naming the URL when it cannot be read or
 // does not answer 200.
 Result<std::string> scrape_worker_metrics(const std::string& host, int port,
-                                          metrics::HttpClientOptions client = {});
+                                          metrics::HttpClientOptions client = {},
+                                          std::chrono::milliseconds timeout = std::chrono::seconds(3));
 
 }  // namespace rstorm::ui

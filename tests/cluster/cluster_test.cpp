@@ -351,6 +351,15 @@ TEST_F(ClusterTest, SubmittedWordCountRunsWhereTheSchedulerPlacesItAndKillRemove
     if (e["component"] != "__acker") ++described_executors;
   }
   EXPECT_EQ(described_executors, actual.executors.size());
+  // describe reads each component's counts from its workers' /metrics.
+  EXPECT_TRUE(eventually([&] {
+    auto d = cli({"describe", "wc", "--json"});
+    auto j = nlohmann::json::parse(d.output, nullptr, false);
+    if (d.exit_code != 0 || j.is_discarded() || !j["counts_unreachable"].empty()) return false;
+    const auto& counts = j["counts"];
+    return counts.contains("split") && counts["split"]["executed"].get<long long>() > 0 &&
+           counts["sentences"]["kind"] == "spout" && !counts.contains("__acker");
+  })) << cli({"describe", "wc"}).output;
   auto cluster = cli({"cluster", "--json"});
   ASSERT_EQ(cluster.exit_code, 0) << cluster.output;
   for (int i = 0; i < 2; ++i) {

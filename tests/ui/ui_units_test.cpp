@@ -85,6 +85,58 @@ TEST(TopologyStats, SumsExecutorsLatencyPeersAndUserMetrics) {
   }
 }
 
+// rstorm describe's counts: per component in the topology's order, summed
+// over its executors, system components left out, a worker that could not
+// be read named.
+TEST(TopologyStats, ComponentTotalsSumExecutorsInTheTopologysOrder) {
+  thrift::TopologyStructure structure;
+  for (auto [id, kind] : {std::pair{"sentences", thrift::ComponentKind::SPOUT},
+                          std::pair{"split", thrift::ComponentKind::BOLT},
+                          std::pair{"__acker", thrift::ComponentKind::BOLT},
+                          std::pair{"report", thrift::ComponentKind::BOLT}}) {
+    thrift::ComponentDef c;
+    c.id = id;
+    c.kind = kind;
+    structure.components.push_back(c);
+  }
+  TopologySample s;
+  add_worker_metrics(
+      "rstorm_tuples_emitted_total{topology=\"wc\",component=\"sentences\",executor=\"4\"} 90\n"
+      "rstorm_tuples_acked_total{topology=\"wc\",component=\"sentences\",executor=\"4\"} 80\n"
+      "rstorm_tuples_failed_total{topology=\"wc\",component=\"sentences\",executor=\"4\"} 3\n"
+      "rstorm_tuples_executed_total{topology=\"wc\",component=\"split\",executor=\"5\"} 50\n"
+      "rstorm_tuples_emitted_total{topology=\"wc\",component=\"split\",executor=\"5\"} 400\n"
+      "rstorm_tuples_acked_total{topology=\"wc\",component=\"split\",executor=\"5\"} 50\n"
+      "rstorm_tuples_executed_total{topology=\"wc\",component=\"__acker\",executor=\"7\"} 9\n",
+      "127.0.0.1:7000", s);
+  add_worker_metrics(
+      "rstorm_tuples_executed_total{topology=\"wc\",component=\"split\",executor=\"6\"} 40\n"
+      "rstorm_tuples_emitted_total{topology=\"wc\",component=\"split\",executor=\"6\"} 300\n"
+      "rstorm_tuples_acked_total{topology=\"wc\",component=\"split\",executor=\"6\"} 40\n"
+      "rstorm_task_errors_total{topology=\"wc\",component=\"split\",executor=\"6\"} 2\n",
+      "127.0.0.1:7001", s);
+  s.unreachable.push_back("127.0.0.1:7002: connection refused");
+
+  const auto totals = component_totals(structure, s);
+  ASSERT_EQ(totals.size(), 3u);
+  EXPECT_EQ(totals[0].id, "sentences");
+  EXPECT_TRUE(totals[0].spout);
+  EXPECT_EQ(totals[1].id, "split");
+  EXPECT_EQ(totals[1].executors, 2);
+  EXPECT_DOUBLE_EQ(totals[1].counts.executed, 90);
+  EXPECT_DOUBLE_EQ(totals[1].counts.emitted, 700);
+  EXPECT_DOUBLE_EQ(totals[1].counts.errors, 2);
+  EXPECT_EQ(totals[2].id, "report");
+  EXPECT_EQ(totals[2].executors, 0);
+
+  EXPECT_EQ(render_counts_text(totals, s),
+            "Counts (since each worker started, read from its /metrics now):\n"
+            "  sentences (spout, 1 executor): emitted 90, acked 80, failed 3\n"
+            "  split (bolt, 2 executors): executed 90, emitted 700, acked 90, failed 0, errors 2\n"
+            "  no counts from worker 127.0.0.1:7002: connection refused\n");
+  EXPECT_EQ(render_counts_text({}, TopologySample{}), "");
+}
+
 TopologySample at(Clock::time_point t, double emitted) {
   TopologySample s;
   s.time = t;
