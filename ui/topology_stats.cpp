@@ -126,6 +126,25 @@ TopologySample sample_topology(const thrift::TopologyInfo& info, int metrics_por
   return out;
 }
 
+int sum_component(const TopologySample& sample, const std::string& component,
+                  ExecutorCounters* sum) {
+  int executors = 0;
+  for (auto it = sample.executors.lower_bound({component, std::numeric_limits<int>::min()});
+       it != sample.executors.end() && it->first.first == component; ++it) {
+    const ExecutorCounters& e = it->second;
+    ++executors;
+    sum->emitted += e.emitted;
+    sum->transferred += e.transferred;
+    sum->acked += e.acked;
+    sum->failed += e.failed;
+    sum->executed += e.executed;
+    sum->errors += e.errors;
+    sum->throttled_seconds += e.throttled_seconds;
+    sum->wait_seconds += e.wait_seconds;
+  }
+  return executors;
+}
+
 std::vector<ComponentTotals> component_totals(const thrift::TopologyStructure& structure,
                                               const TopologySample& sample) {
   std::vector<ComponentTotals> out;
@@ -134,17 +153,7 @@ std::vector<ComponentTotals> component_totals(const thrift::TopologyStructure& s
     ComponentTotals t;
     t.id = c.id;
     t.spout = c.kind == thrift::ComponentKind::SPOUT;
-    for (auto it = sample.executors.lower_bound({c.id, std::numeric_limits<int>::min()});
-         it != sample.executors.end() && it->first.first == c.id; ++it) {
-      const ExecutorCounters& e = it->second;
-      ++t.executors;
-      t.counts.emitted += e.emitted;
-      t.counts.transferred += e.transferred;
-      t.counts.acked += e.acked;
-      t.counts.failed += e.failed;
-      t.counts.executed += e.executed;
-      t.counts.errors += e.errors;
-    }
+    t.executors = sum_component(sample, c.id, &t.counts);
     out.push_back(std::move(t));
   }
   return out;

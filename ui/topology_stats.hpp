@@ -91,6 +91,11 @@ struct ComponentTotals {
   ExecutorCounters counts;
 };
 
+// The counters of `component`'s executors in `sample`, summed (gauges left
+// at zero); how many executors that was.
+int sum_component(const TopologySample& sample, const std::string& component,
+                  ExecutorCounters* sum);
+
 // Per component of `structure`, in its order, the counters of `sample` summed
 // over the component's executors. System components ("__acker") left out.
 std::vector<ComponentTotals> component_totals(const thrift::TopologyStructure& structure,

@@ -223,18 +223,20 @@ Figures component_figures(const WindowStats* w, const std::string& component, bo
       f.complete_latency_ms = 1000 * it->second.complete_sum / it->second.complete_count;
   }
   f.execute_latency_ms = 1000 * exec_avg_s;
+  ExecutorCounters sum;
+  f.executors = sum_component(w->counts, component, &sum);
+  f.emitted = sum.emitted;
+  f.transferred = sum.transferred;
+  f.acked = sum.acked;
+  f.failed = sum.failed;
+  f.executed = sum.executed;
+  f.errors = sum.errors;
+  f.throttled = sum.throttled_seconds;
+  f.waited = sum.wait_seconds;
   for (const auto& [key, c] : w->counts.executors) {
-    if (key.first != component) continue;
-    ++f.executors;
-    f.emitted += c.emitted;
-    f.transferred += c.transferred;
-    f.acked += c.acked;
-    f.failed += c.failed;
-    f.executed += c.executed;
-    f.errors += c.errors;
-    f.throttled += c.throttled_seconds;
-    f.waited += c.wait_seconds;
-    if (w->seconds > 0) f.capacity = std::max(f.capacity, c.executed * exec_avg_s / w->seconds);
+    if (key.first == component && w->seconds > 0) {
+      f.capacity = std::max(f.capacity, c.executed * exec_avg_s / w->seconds);  // the busiest
+    }
   }
   if (f.executors > 0 && w->seconds > 0) {
     const double span = w->seconds * f.executors;

@@ -93,15 +93,10 @@ class Value {
   // assign_if_scalar of `from[0]` and `from[1]` to `to[0]` and `to[1]`, with
   // one test of the four tags: the usual pair of a fused chain's tuple.
   static bool assign_two_if_scalar(Value* to, const Value* from) {
-    if ((static_cast<unsigned>(to[0].type_) | static_cast<unsigned>(to[1].type_) |
-         static_cast<unsigned>(from[0].type_) | static_cast<unsigned>(from[1].type_)) >= 4) {
+    if ((static_cast<unsigned>(to[0].type_) | static_cast<unsigned>(to[1].type_)) >= 4) {
       return false;
     }
-    to[0].bits_ = from[0].bits_;
-    to[0].type_ = from[0].type_;
-    to[1].bits_ = from[1].bits_;
-    to[1].type_ = from[1].type_;
-    return true;
+    return assign_two_to_scalars(to, from);
   }
   // assign_two_if_scalar where `to[0]` and `to[1]` are known to be scalars
   // (a runtime's slot kept so): only the two tags of `from` are tested.
